@@ -109,7 +109,7 @@ def _blend_roi(canvas: np.ndarray, warped: np.ndarray, x0: int, y0: int,
     a = warped[:, :, 3:4].astype(np.float32) * (1.0 / 255)
     src = warped[:, :, :3].astype(np.float32)
     if shade != 1.0:
-        src *= shade
+        src = np.minimum(src * shade, 255.0)
     roi[:] = (src * a + roi.astype(np.float32) * (1 - a)).astype(np.uint8)
     return a
 
