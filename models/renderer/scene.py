@@ -72,9 +72,10 @@ class Scene:
     @classmethod
     def random(cls, seed: int, split: str = "train", designs: list[str] | None = None,
                piece_sets: list[str] | None = None, width: int = 1280,
-               height: int = 720) -> Scene:
+               height: int = 720, whole_board: bool = False) -> Scene:
         """A random scene. `split` picks from the committed train or held-out assets unless
-        `designs` / `piece_sets` name them."""
+        `designs` / `piece_sets` name them. `whole_board`: shrink the board until every cell
+        and both initiative cards are inside the frame."""
         rng = np.random.default_rng(sub_seed("scene", seed))
         sp = assets.split()
         if designs is None:
@@ -99,7 +100,7 @@ class Scene:
         skin_tones = [(120, 160, 210), (95, 130, 185), (70, 100, 150), (50, 70, 105),
                       (140, 175, 225), (85, 115, 160)]
         skin = skin_tones[int(rng.integers(len(skin_tones)))]
-        return cls(
+        sc = cls(
             seed=seed, width=width, height=height,
             elevation=elev, azimuth=float(u(0, 360)), roll=float(rng.normal(0, 6)),
             hfov=float(u(45, 75)), board_fraction=frac,
@@ -123,6 +124,20 @@ class Scene:
             noise=float(u(0, 6)), jpeg=int(u(45, 96)),
             skin=skin, sleeve=tuple(int(c) for c in rng.integers(20, 200, 3)),
         )
+        if whole_board:
+            from .geometry import BOARD_H, BOARD_W, INITIATIVE_POS
+
+            xs = [-BOARD_W / 2, BOARD_W / 2, INITIATIVE_POS["white"][0] + 4.5]
+            ys = [-BOARD_H / 2, BOARD_H / 2]
+            pts = np.array([[x, y, 0.0] for x in xs for y in ys])
+            for _ in range(30):
+                uv = sc.camera().project(pts)
+                m = 0.02 * width
+                if (uv[:, 0].min() > m and uv[:, 0].max() < width - m and uv[:, 1].min() > m
+                        and uv[:, 1].max() < height - m):
+                    break
+                sc.board_fraction *= 0.93
+        return sc
 
     def camera(self) -> Camera:
         return make_camera(self.elevation, self.azimuth, self.roll, self.hfov,
