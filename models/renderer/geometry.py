@@ -92,7 +92,8 @@ class Camera:
             pts = np.stack([xx.ravel(), yy.ravel()], 1).reshape(-1, 1, 2)
             full = cv2.undistortPoints(pts, self.K, self.dist, P=self.K).reshape(
                 self.height, self.width, 2)
-            self._maps = (np.ascontiguousarray(full[..., 0]), np.ascontiguousarray(full[..., 1]))
+            self._maps = cv2.convertMaps(np.ascontiguousarray(full[..., 0]),
+                                         np.ascontiguousarray(full[..., 1]), cv2.CV_16SC2)
         return self._maps
 
     def pixel_per_cm(self, p: np.ndarray) -> float:

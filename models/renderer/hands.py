@@ -88,8 +88,10 @@ def draw_hands(canvas: np.ndarray, occ: np.ndarray, cam: Camera, scene, hands: l
             _draw_capsule(sm, a, b, r0 * cam.pixel_per_cm(s0) / q, r1 * cam.pixel_per_cm(s1) / q,
                           (255,))
     sm = cv2.GaussianBlur(sm, (0, 0), 3.0)
-    sm = cv2.resize(sm, (W_, H_))[:H_, :W_]
-    canvas[:] = (canvas * (1 - 0.4 * sm[..., None].astype(np.float32) / 255)).astype(np.uint8)
+    sm = cv2.resize(sm, (sm.shape[1] * q, sm.shape[0] * q))[:H_, :W_]
+    from .render import darken
+
+    darken(canvas, sm, 0.4)
     for caps, hand in all_caps:
         palm = caps[3][1]
         if hand.carry_card:

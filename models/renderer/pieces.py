@@ -312,8 +312,10 @@ def draw_piece_items(canvas, occ, cam: Camera, scene, items: list, truth: dict) 
             hull = cv2.convexHull(uv.astype(np.float32)).astype(np.int32)
             cv2.fillConvexPoly(sm, hull, 255, cv2.LINE_AA)
         sm = cv2.GaussianBlur(sm, (0, 0), 2.0)
-        sm = cv2.resize(sm, (W_, H_))[:H_, :W_]
-        canvas[:] = (canvas * (1 - 0.45 * sm[..., None].astype(np.float32) / 255)).astype(np.uint8)
+        sm = cv2.resize(sm, (sm.shape[1] * q, sm.shape[0] * q))[:H_, :W_]
+        from .render import darken
+
+        darken(canvas, sm, 0.45)
     for i in np.argsort(depth)[::-1]:
         key, unit, x, y, z = items[i]
         kind, side = unit["kind"], unit["side"]

@@ -101,6 +101,18 @@ def _plane_h(cam: Camera, z: float = 0.0) -> np.ndarray:
     return cam.K @ M
 
 
+def darken(canvas: np.ndarray, mask: np.ndarray, strength: float) -> None:
+    """canvas *= 1 - strength * mask / 255, in place, with uint8 arithmetic."""
+    ys, xs = np.nonzero(mask[::8, ::8])
+    if len(xs) == 0:
+        return
+    y0, y1 = max(ys.min() * 8 - 8, 0), min(ys.max() * 8 + 16, mask.shape[0])
+    x0, x1 = max(xs.min() * 8 - 8, 0), min(xs.max() * 8 + 16, mask.shape[1])
+    f = (255 - (mask[y0:y1, x0:x1].astype(np.uint16) * int(strength * 255) >> 8)).astype(np.uint8)
+    roi = canvas[y0:y1, x0:x1]
+    roi[:] = cv2.multiply(roi, cv2.merge([f, f, f]), scale=1.0 / 255)
+
+
 def _blend_roi(canvas: np.ndarray, warped: np.ndarray, x0: int, y0: int,
                shade: float = 1.0) -> np.ndarray:
     """Alpha-blend a BGRA patch onto the canvas at (x0, y0); returns the alpha used (float)."""
@@ -156,7 +168,7 @@ def _draw_card(canvas: np.ndarray, cam: Camera, img: np.ndarray, x: float, y: fl
         _warp_quad(canvas, img, dst, shade=light)
         return corners
     # a gently bent card: lift the middle, draw it as strips along its length
-    n = 4
+    n = 2
     h, w = img.shape[:2]
     tl, tr, br, bl = corners
     for i in range(n):
