@@ -68,6 +68,13 @@ def _contact(args) -> int:
     return 0
 
 
+def _fixtures(args) -> int:
+    from .fixtures import build_fixtures
+
+    build_fixtures(videos=not args.stills_only, stills=not args.videos_only)
+    return 0
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="render_command", metavar="WHAT")
     p = sub.add_parser("assets", help="rasterise card decks and piece sprites into the cache")
@@ -97,6 +104,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("token-sheet", help="write the printable paper-token sheet (SVG)")
     p.add_argument("--out", default="token-sheet.svg")
     p.set_defaults(handler=_tokens)
+    p = sub.add_parser("fixtures", help="rebuild tests/fixtures/render (videos and stills)")
+    p.add_argument("--videos-only", action="store_true")
+    p.add_argument("--stills-only", action="store_true")
+    p.set_defaults(handler=_fixtures)
     p = sub.add_parser("contact-sheet", help="renders beside real photographs (PNG)")
     p.add_argument("--out", default="docs/contact-sheet.png")
     p.set_defaults(handler=_contact)

@@ -1,0 +1,37 @@
+"""The committed fixtures: three filmed games and 60 held-out stills (rebuild: `royal-table
+render fixtures`). Keep the total under 25 MB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .scene import Scene
+from .stills import write_stills
+from .video import record_video
+
+ROOT = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "render"
+
+# name -> (engine game seed, scene seed, split, design, piece set)
+VIDEOS = {
+    "game-s4-anglo-brutalchess": (4, 101, "train", "gnome-anglo", "brutalchess"),
+    "game-s16-paris-tokens": (16, 202, "train", "gnome-paris", "paper-token"),
+    "game-s31-heldout-tango-lathe": (31, 303, "heldout", "gnome-tango", "lathe"),
+}
+STILL_SEEDS = list(range(5000, 5060))
+MAX_ROUNDS = 8
+
+
+def build_fixtures(root: Path = ROOT, log=print, videos: bool = True,
+                   stills: bool = True) -> None:
+    if videos:
+        for name, (seed, scene_seed, split, design, pieces) in VIDEOS.items():
+            scene = Scene.random(scene_seed, split=split, designs=[design], piece_sets=[pieces],
+                                 width=960, height=540, whole_board=True)
+            scene.motion, scene.jpeg = 0.0, 100
+            meta = record_video(seed, root / "videos" / name, scene=scene,
+                                max_rounds=MAX_ROUNDS, log=log)
+            log(f"{name}: {meta['frames']} frames")
+    if stills:
+        write_stills(root / "stills-heldout", STILL_SEEDS, split="heldout", width=960,
+                     height=540, quality=85)
+        log(f"{len(STILL_SEEDS)} held-out stills")
