@@ -97,6 +97,14 @@ def bench(frames: int = 20, width: int = 1280, height: int = 720) -> dict:
             "median_wall_ms": round(statistics.median(wall) * 1000, 1), "size": f"{width}x{height}"}
 
 
+CREDITS = [
+    "Top: renders (odd tiles held-out assets). Real photos: 'poker cards' v4, Roboflow Universe "
+    "project poker-cards-fmjio, CC BY 4.0;",
+    "'Chess Pieces' v24, Roboflow Universe project chess-pieces-new, public domain. "
+    "Real card photos are stretched to square by their publisher.",
+]
+
+
 def contact_sheet(out: Path, real_dirs: list[Path], n: int = 8, seed: int = 0) -> Path:
     """A grid: renders (top rows) beside real photographs (bottom rows), 320x240 tiles."""
     tile = (320, 240)
@@ -131,6 +139,11 @@ def contact_sheet(out: Path, real_dirs: list[Path], n: int = 8, seed: int = 0) -
         for r in range(0, n, per_row):
             rows.append(np.hstack([label(im, f"{name}") for im in items[r:r + per_row]]))
     sheet = np.vstack(rows)
+    foot = np.full((44, sheet.shape[1], 3), 255, np.uint8)
+    for k, text in enumerate(CREDITS):
+        cv2.putText(foot, text, (8, 17 + 20 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 1,
+                    cv2.LINE_AA)
+    sheet = np.vstack([sheet, foot])
     out.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(out), sheet, [cv2.IMWRITE_PNG_COMPRESSION, 9])
     return out
