@@ -18,6 +18,7 @@ SIDES = ["white", "black"]
 SPRITE_PX_PER_CM = 24.0
 ELEVATIONS = [30, 40, 50, 60, 70, 80, 90]
 AZIMUTHS = [0, 45, 90, 135, 180, 225, 270, 315]  # only the knight needs them
+LIGHTS = [45, 135, 225, 315]  # light direction relative to the view, pre-rendered variants
 KING_HEIGHT_CM = 7.5
 TOKEN_DIAMETER_CM = 3.6
 
@@ -182,7 +183,7 @@ def height(name: str, kind: str) -> float:
 
 
 def render_mesh(v: np.ndarray, f: np.ndarray, colour: tuple, elev: float, azim: float,
-                ss: int = 2) -> tuple[np.ndarray, tuple[float, float]]:
+                ss: int = 2, light_rel: float = 225.0) -> tuple[np.ndarray, tuple[float, float]]:
     """Orthographic render of a mesh seen from `elev` degrees above the horizon and azimuth
     `azim` (0: seen from -y, looking toward +y). Returns BGRA and the base-centre pixel."""
     e, a = math.radians(elev), math.radians(azim)
@@ -208,7 +209,10 @@ def render_mesh(v: np.ndarray, f: np.ndarray, colour: tuple, elev: float, azim: 
     flip = (n * radial).sum(1) < 0
     n[flip] *= -1
     facing = (n @ view) < 0.05
-    light = np.array([-0.4, -0.5, 0.75])
+    # the direction toward the light, `light_rel` degrees from the viewing direction
+    # (0: the light faces the viewer, a backlit piece; 180: it is behind the viewer), 50° up
+    la = a + math.radians(light_rel)
+    light = np.array([math.sin(la) * 0.64, math.cos(la) * 0.64, 0.77])
     light /= np.linalg.norm(light)
     diff = np.clip(n @ light, 0, 1)
     half = light - view
@@ -235,22 +239,24 @@ def render_mesh(v: np.ndarray, f: np.ndarray, colour: tuple, elev: float, azim: 
     return out, anchor
 
 
-def _sprite_path(name: str, kind: str, side: str, elev: int, azim: int) -> Path:
-    return assets.cache_dir() / "pieces" / name / f"{side}_{kind}_e{elev}_a{azim}.png"
+def _sprite_path(name: str, kind: str, side: str, elev: int, azim: int, light: int) -> Path:
+    return (assets.cache_dir() / "pieces" / name /
+            f"{side}_{kind}_e{elev}_a{azim}_l{light}.png")
 
 
 @lru_cache(maxsize=2048)
-def sprite(name: str, kind: str, side: str, elev: int, azim: int) -> tuple[np.ndarray, tuple]:
+def sprite(name: str, kind: str, side: str, elev: int, azim: int,
+           light: int = 225) -> tuple[np.ndarray, tuple]:
     """A cached BGRA sprite at SPRITE_PX_PER_CM and its base-centre anchor pixel."""
     azim = azim if kind == "knight" else 0
-    path = _sprite_path(name, kind, side, elev, azim)
+    path = _sprite_path(name, kind, side, elev, azim, light)
     meta = path.with_suffix(".txt")
     if path.exists() and meta.exists():
         img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
         ax, ay = (float(x) for x in meta.read_text().split())
         return img, (ax, ay)
     v, f = load_set(name)[kind]
-    img, anchor = render_mesh(v, f, PIECE_SETS[name][side], elev, azim)
+    img, anchor = render_mesh(v, f, PIECE_SETS[name][side], elev, azim, light_rel=light)
     path.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(path), img)
     meta.write_text(f"{anchor[0]:.3f} {anchor[1]:.3f}")
@@ -264,8 +270,9 @@ def build_sprite_cache(names: list[str] | None = None, log=print) -> int:
             for kind in KINDS:
                 for e in ELEVATIONS:
                     for a in AZIMUTHS if kind == "knight" else [0]:
-                        sprite(name, kind, side, e, a)
-                        n += 1
+                        for light in LIGHTS:
+                            sprite(name, kind, side, e, a, light)
+                            n += 1
         log(f"pieces: {name} done")
     return n
 
@@ -336,7 +343,12 @@ def draw_piece_items(canvas, occ, cam: Camera, scene, items: list, truth: dict) 
             view_az = math.degrees(math.atan2(rel[0], rel[1]))  # direction camera -> piece
             az = (view_az - _facing(side)) % 360
             az = min(AZIMUTHS, key=lambda a: min(abs(a - az), 360 - abs(a - az))) % 360
-            img, (ax, ay) = sprite(set_name, kind, side, elev, int(az))
+            # where the light comes from (opposite the shadows), relative to the view
+            light_az = math.degrees(math.atan2(-math.cos(scene.light_dir),
+                                               -math.sin(scene.light_dir)))
+            lrel = (light_az - view_az) % 360
+            light = min(LIGHTS, key=lambda v: min(abs(v - lrel), 360 - abs(v - lrel)))
+            img, (ax, ay) = sprite(set_name, kind, side, elev, int(az), light)
             hgt = height(set_name, kind)
             top = base + [0, 0, hgt]
             p0, p1 = cam.project_ideal(np.array([base, top]))
