@@ -18,7 +18,7 @@ VIDEOS = {
     "game-s31-heldout-tango-lathe": (31, 303, "heldout", "gnome-tango", "lathe"),
 }
 STILL_SEEDS = list(range(5000, 5060))
-MAX_ROUNDS = 8
+MAX_ROUNDS = 20
 
 
 def build_fixtures(root: Path = ROOT, log=print, videos: bool = True,
@@ -28,6 +28,8 @@ def build_fixtures(root: Path = ROOT, log=print, videos: bool = True,
             scene = Scene.random(scene_seed, split=split, designs=[design], piece_sets=[pieces],
                                  width=960, height=540, whole_board=True)
             scene.motion, scene.jpeg = 0.0, 100
+            scene.board_fraction = 0.95  # as large as the frame allows
+            scene.fit_whole_board()
             meta = record_video(seed, root / "videos" / name, scene=scene,
                                 max_rounds=MAX_ROUNDS, log=log)
             log(f"{name}: {meta['frames']} frames")

@@ -242,7 +242,8 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
                   [0, -1 / TEX_PX_PER_CM, TABLE_H_CM / 2], [0, 0, 1]])
     Hm = _plane_h(cam) @ T
     canvas = cv2.warpPerspective(tex, Hm, (W, H), flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_REFLECT)
+                                 borderMode=cv2.BORDER_CONSTANT,
+                                 borderValue=tuple(int(c) for c in scene.backdrop))
     board = position.get("board") or {}
     truth_cells: dict[str, dict] = {}
     # 2. cards in play: the board, the initiative piles, the decks

@@ -41,6 +41,7 @@ class Scene:
     design_black: str = "gnome-anglo"
     piece_set: str = "brutalchess"
     surface: str = "wood"
+    backdrop: tuple[int, int, int] = (40, 45, 50)  # the floor beyond the table's edge (BGR)
     # light
     kelvin: float = 5000.0
     brightness: float = 1.0
@@ -104,11 +105,12 @@ class Scene:
             seed=seed, width=width, height=height,
             elevation=elev, azimuth=float(u(0, 360)), roll=float(rng.normal(0, 6)),
             hfov=float(u(45, 75)), board_fraction=frac,
-            k1=float(u(-0.25, 0.1)), k2=float(u(-0.05, 0.08)),
+            k1=float(u(-0.15, 0.05)), k2=float(u(-0.02, 0.04)),
             target=(float(u(0, 8)), float(u(-3, 3))),
             design_white=dw, design_black=db,
             piece_set=str(rng.choice(piece_sets)),
             surface=str(rng.choice(SURFACES)),
+            backdrop=tuple(int(c) for c in rng.integers(15, 110, 3)),
             kelvin=float(u(2700, 6500)), brightness=float(u(0.65, 1.2)),
             gradient=float(u(0, 0.35)), gradient_angle=float(u(0, 2 * math.pi)),
             vignette=float(u(0, 0.35)), shadow=shadow, shadow_poly=shadow_poly,
@@ -125,19 +127,25 @@ class Scene:
             skin=skin, sleeve=tuple(int(c) for c in rng.integers(20, 200, 3)),
         )
         if whole_board:
-            from .geometry import BOARD_H, BOARD_W, INITIATIVE_POS
-
-            xs = [-BOARD_W / 2, BOARD_W / 2, INITIATIVE_POS["white"][0] + 4.5]
-            ys = [-BOARD_H / 2, BOARD_H / 2]
-            pts = np.array([[x, y, 0.0] for x in xs for y in ys])
-            for _ in range(30):
-                uv = sc.camera().project(pts)
-                m = 0.02 * width
-                if (uv[:, 0].min() > m and uv[:, 0].max() < width - m and uv[:, 1].min() > m
-                        and uv[:, 1].max() < height - m):
-                    break
-                sc.board_fraction *= 0.93
+            sc.fit_whole_board()
         return sc
+
+    def fit_whole_board(self, margin: float = 0.02) -> Scene:
+        """Shrink board_fraction until every cell, both initiative cards and the decks are
+        inside the frame (in place; returns self)."""
+        from .geometry import BOARD_H, BOARD_W, DECK_POS
+
+        xs = [-BOARD_W / 2, BOARD_W / 2, DECK_POS["white"][0] + 4.5]
+        ys = [-BOARD_H / 2, BOARD_H / 2]
+        pts = np.array([[x, y, 0.0] for x in xs for y in ys])
+        for _ in range(40):
+            uv = self.camera().project(pts)
+            m = margin * self.width
+            if (uv[:, 0].min() > m and uv[:, 0].max() < self.width - m and uv[:, 1].min() > m
+                    and uv[:, 1].max() < self.height - m):
+                break
+            self.board_fraction *= 0.95
+        return self
 
     def camera(self) -> Camera:
         return make_camera(self.elevation, self.azimuth, self.roll, self.hfov,
@@ -151,7 +159,7 @@ class Scene:
     @classmethod
     def from_dict(cls, d: dict) -> Scene:
         kw = dict(d)
-        for k in ("target", "glare_xy", "skin", "sleeve"):
+        for k in ("target", "glare_xy", "skin", "sleeve", "backdrop"):
             if k in kw:
                 kw[k] = tuple(kw[k])
         return cls(**kw)

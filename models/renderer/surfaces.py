@@ -11,7 +11,7 @@ import numpy as np
 
 SURFACES = ["wood", "felt", "cloth", "pattern", "laminate"]
 TEX_PX_PER_CM = 4.0
-TABLE_W_CM, TABLE_H_CM = 320.0, 240.0  # the table patch the texture covers, centred on the board
+TABLE_W_CM, TABLE_H_CM = 220.0, 150.0  # the table top (its texture), centred on the board
 
 
 def _noise(rng: np.random.Generator, h: int, w: int, scale: int) -> np.ndarray:
