@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from models.renderer import Scene, assets, render_scene
+from models.renderer import Scene, assets, crop_card, render_scene
 from models.renderer.stills import random_hands, random_position
 from models.renderer.tokens import token_sheet_svg
 
@@ -145,3 +145,34 @@ def test_token_sheet_is_an_svg_with_every_token():
     assert len(circles) >= 6 * 4 * 2
     committed = Path(__file__).resolve().parents[1] / "models/renderer/token-sheet.svg"
     assert committed.read_text() == token_sheet_svg()
+
+
+@pytest.mark.parametrize("seed", [2, 13])
+def test_crop_at_truth_corners_is_the_named_card_upright(seed):
+    """Rectifying the frame at the truth corners gives back the card's own face, the right way
+    up: it matches its design's raster far better than the same crop turned 180 degrees or any
+    other card does."""
+    scene = _clean_scene(seed)
+    scene.card_offset = 0.0
+    pos = {"board": {"b2": {"cards": ["KH"]}, "d4": {"cards": ["7S"]},
+                     "f2": {"cards": ["QC"], "orientation": "landscape"}}}
+    r = render_scene(pos, scene, effects=False)
+
+    def score(a, b):
+        a = cv2.cvtColor(a, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        b = cv2.cvtColor(b, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        a, b = a - a.mean(), b - b.mean()
+        return float((a * b).sum() / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-6))
+
+    for cell, st in pos["board"].items():
+        crop = crop_card(r.image, r.truth["cells"][cell]["corners"])
+        design = scene.design_white if scene.design_white == scene.design_black else None
+        candidates = [scene.design_white, scene.design_black] if design is None else [design]
+        own = max(score(crop, cv2.resize(assets.card_image(d, st["cards"][0])[:, :, :3],
+                                         (125, 175))) for d in candidates)
+        flipped = score(crop[::-1, ::-1].copy(), cv2.resize(
+            assets.card_image(candidates[0], st["cards"][0])[:, :, :3], (125, 175)))
+        other = max(score(crop, cv2.resize(assets.card_image(candidates[0], c)[:, :, :3],
+                                           (125, 175))) for c in ("2D", "9C", "AH"))
+        assert own > 0.6, f"{cell}: {own:.2f}"
+        assert own > other + 0.1 and own > flipped, f"{cell}: {own:.2f} {other:.2f} {flipped:.2f}"

@@ -4,13 +4,14 @@ Public API (what the recognition work uses):
 - ``render_scene(position, scene, hands=None) -> RenderResult(image, truth, masks)``
 - ``Scene.random(seed, split="train"|"heldout", designs=None, piece_sets=None)``
 - ``card_image(design, code) -> BGRA ndarray`` (350 x 250), ``designs(split)``
+- ``crop_card(image, corners)``: the card at truth corners, rectified upright (a training crop)
 - ``Hand`` (an arm over the table), ``build_assets()`` (fill the asset cache)
 """
 
 from __future__ import annotations
 
 from .assets import ALL_CODES, card_image, designs, split
-from .render import Hand, RenderResult, render_scene
+from .render import Hand, RenderResult, crop_card, render_scene
 from .scene import Scene
 
 
@@ -22,5 +23,5 @@ def build_assets(log=print) -> int:
     return build_card_cache(log=log) + build_sprite_cache(log=log)
 
 
-__all__ = ["ALL_CODES", "Hand", "RenderResult", "Scene", "build_assets", "card_image",
+__all__ = ["ALL_CODES", "Hand", "RenderResult", "Scene", "build_assets", "card_image", "crop_card",
            "designs", "render_scene", "split"]

@@ -221,6 +221,16 @@ def _polygon_fraction(mask: np.ndarray, quad: np.ndarray) -> float:
     return float((mask[y0:y1, x0:x1][poly > 0] > 0).sum()) / n
 
 
+def crop_card(image: np.ndarray, corners, size: tuple[int, int] = (125, 175)) -> np.ndarray:
+    """The card at `corners` (truth order: face top-left, top-right, bottom-right, bottom-left)
+    rectified upright to size (w, h): a training crop for the card reader."""
+    w, h = size
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    M = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), dst)
+    return cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_AREA,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
 def in_frame_fraction(quad: np.ndarray, w: int, h: int) -> float:
     inside = (quad[:, 0] >= 0) & (quad[:, 0] < w) & (quad[:, 1] >= 0) & (quad[:, 1] < h)
     return float(inside.mean())
