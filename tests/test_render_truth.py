@@ -176,3 +176,26 @@ def test_crop_at_truth_corners_is_the_named_card_upright(seed):
                                            (125, 175))) for c in ("2D", "9C", "AH"))
         assert own > 0.6, f"{cell}: {own:.2f}"
         assert own > other + 0.1 and own > flipped, f"{cell}: {own:.2f} {other:.2f} {flipped:.2f}"
+
+
+@pytest.mark.parametrize("piece_set", ["brutalchess", "dreamchess", "lathe", "paper-token"])
+def test_piece_stands_on_its_footprint(piece_set):
+    """The drawn piece covers most of its truth footprint (the base circle on the table) and its
+    bounding box contains the footprint's centre."""
+    scene = _clean_scene(21, piece_sets=[piece_set])
+    scene.k1 = scene.k2 = 0.0
+    pos = {"board": {"c2": {"cards": ["3H"], "unit": {"side": "white", "kind": "rook"}},
+                     "e4": {"cards": ["8S"], "unit": {"side": "black", "kind": "knight"}}}}
+    r = render_scene(pos, scene, effects=False)
+    occ = r.masks["occluder"]
+    for cell in pos["board"]:
+        p = r.truth["cells"][cell]["piece"]
+        fp = np.round(np.array(p["footprint"])).astype(np.int32)
+        m = np.zeros_like(occ)
+        cv2.fillConvexPoly(m, fp, 255)
+        covered = (occ[m > 0] > 0).mean()
+        assert covered > 0.6, f"{piece_set} {cell}: footprint {covered:.2f} covered"
+        if piece_set != "paper-token":
+            x0, y0, x1, y1 = p["bbox"]
+            cx, cy = p["base_centre"]
+            assert x0 <= cx <= x1 and y0 <= cy <= y1 + 2
