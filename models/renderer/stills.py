@@ -62,7 +62,8 @@ def random_hands(seed: int, position: dict) -> list[Hand]:
 
 def write_stills(out: Path, seeds: list[int], split: str = "train", width: int = 1280,
                  height: int = 720, quality: int = 90, whole_board: bool = True) -> list[Path]:
-    """Render one still per seed as out/still_<seed>.jpg + .json (the truth)."""
+    """Render one still per seed as out/still_<seed>.jpg, .json (the truth, with the position)
+    and _occluders.png (pieces, tokens and hands)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for seed in seeds:
@@ -75,6 +76,10 @@ def write_stills(out: Path, seeds: list[int], split: str = "train", width: int =
         truth = dict(r.truth)
         truth["position"] = pos
         (out / f"still_{seed:05d}.json").write_text(json.dumps(truth, separators=(",", ":")))
+        # the occluded regions (pieces, tokens, hands) as a 1-bit mask
+        cv2.imwrite(str(out / f"still_{seed:05d}_occluders.png"),
+                    (r.masks["occluder"] > 0).astype(np.uint8) * 255,
+                    [cv2.IMWRITE_PNG_BILEVEL, 1])
         paths.append(p)
     return paths
 
