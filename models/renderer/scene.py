@@ -131,13 +131,15 @@ class Scene:
         return sc
 
     def fit_whole_board(self, margin: float = 0.02) -> Scene:
-        """Shrink board_fraction until every cell, both initiative cards and the decks are
-        inside the frame (in place; returns self)."""
-        from .geometry import BOARD_H, BOARD_W, DECK_POS
+        """Shrink board_fraction until every cell and both initiative cards are inside the
+        frame (the decks may be cut off; in place; returns self)."""
+        from .geometry import BOARD_H, BOARD_W, INITIATIVE_POS
 
-        xs = [-BOARD_W / 2, BOARD_W / 2, DECK_POS["white"][0] + 4.5]
+        xs = [-BOARD_W / 2, BOARD_W / 2, INITIATIVE_POS["white"][0] + 4.5]
         ys = [-BOARD_H / 2, BOARD_H / 2]
         pts = np.array([[x, y, 0.0] for x in xs for y in ys])
+        # aim at the middle of the whole layout (board, initiative cards, decks)
+        self.target = ((xs[0] + xs[2]) / 2 + (self.target[0] - 4.0) / 4, self.target[1])
         for _ in range(40):
             uv = self.camera().project(pts)
             m = margin * self.width
