@@ -299,8 +299,12 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
             init_truth[side] = {"card": code, "corners3d": c3}
         else:
             init_truth[side] = None
-    # 3. pieces and tokens (shadows first, then far to near); 4. hands on top
+    # 3. things lying about, pieces and tokens (shadows first, then far to near); 4. hands
     occ = np.zeros((H, W), np.uint8)
+    if scene.clutter:
+        from .clutter import draw_clutter
+
+        draw_clutter(canvas, occ, cam, scene)
     units = []
     for cell in CELLS:
         unit = (board.get(cell) or {}).get("unit")

@@ -42,6 +42,7 @@ class Scene:
     piece_set: str = "brutalchess"
     surface: str = "wood"
     backdrop: tuple[int, int, int] = (40, 45, 50)  # the floor beyond the table's edge (BGR)
+    clutter: bool = True  # mugs, phones, boxes, pens beside the game
     # light
     kelvin: float = 5000.0
     brightness: float = 1.0
