@@ -12,6 +12,7 @@ import numpy as np
 
 from . import assets
 from .geometry import Camera, cell_centre
+from .scene import sub_seed
 
 KINDS = ["pawn", "rook", "knight", "bishop", "queen", "king"]
 SIDES = ["white", "black"]
@@ -282,15 +283,16 @@ def _facing(side: str) -> float:
 
 
 def draw_units(canvas: np.ndarray, occ: np.ndarray, cam: Camera, scene, units: list,
-               lifted: dict | None = None) -> dict:
-    """Draw every (cell, unit) far to near with shadows; returns truth per cell."""
-
-    truth: dict[str, dict] = {}
+               card_xy: dict | None = None) -> dict:
+    """Draw every (cell, unit) far to near with shadows, each standing on its card (at the
+    card's jittered centre, a few millimetres off by hand); returns truth per cell."""
     items = []
     for cell, unit in units:
-        x, y = cell_centre(cell)
-        items.append((cell, unit, x, y, 0.0))
-    return draw_piece_items(canvas, occ, cam, scene, items, truth)
+        x, y = (card_xy or {}).get(cell, cell_centre(cell))
+        rng = np.random.default_rng(sub_seed("unit", scene.seed, cell, unit.get("kind")))
+        dx, dy = rng.uniform(-0.3, 0.3, 2)
+        items.append((cell, unit, x + dx, y + dy, 0.0))
+    return draw_piece_items(canvas, occ, cam, scene, items, {})
 
 
 def draw_piece_items(canvas, occ, cam: Camera, scene, items: list, truth: dict) -> dict:

@@ -85,13 +85,14 @@ def _light_u8(scene: Scene) -> np.ndarray:
     return _LIGHT_CACHE[key]
 
 
+_CAMERA_FIELDS = ("elevation", "azimuth", "roll", "hfov", "board_fraction", "k1", "k2",
+                  "target", "width", "height")
+
+
 def scene_camera(scene: Scene) -> Camera:
-    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                       for k, v in scene.to_dict().items()
-                       if k in ("elevation", "azimuth", "roll", "hfov", "board_fraction", "k1",
-                                "k2", "target", "width", "height")))
-    key = tuple((k, tuple(tuple(x) if isinstance(x, list) else x for x in v)
-                 if isinstance(v, tuple) else v) for k, v in key)
+    """The scene's camera, cached (its distortion maps are costly to build)."""
+    key = tuple((k, tuple(getattr(scene, k)) if k == "target" else getattr(scene, k))
+                for k in _CAMERA_FIELDS)
     return _camera_for(key)
 
 
@@ -258,6 +259,7 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
     truth_cells: dict[str, dict] = {}
     # 2. cards in play: the board, the initiative piles, the decks
     board_corners: dict[str, np.ndarray] = {}
+    card_xy: dict[str, tuple[float, float]] = {}  # where each top card really lies
     for cell in CELLS:
         st = board.get(cell) or {}
         cards = st.get("cards") or []
@@ -274,8 +276,10 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
             _card_shadow(canvas, cam, card_corners(x, y, a), scene, 0.25)
             top = _draw_card(canvas, cam, _card_face(design, code, key), x, y, a, bend,
                              CARD_THICK_CM * (idx + 1))
+            top_xy = (x, y)
         if top is not None:
             board_corners[cell] = top
+            card_xy[cell] = top_xy
     init = position.get("initiative") or {}
     init_truth: dict[str, dict | None] = {}
     decks = position.get("decks") or {}
@@ -310,7 +314,7 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
         unit = (board.get(cell) or {}).get("unit")
         if unit:
             units.append((cell, unit))
-    piece_truth = pieces_mod.draw_units(canvas, occ, cam, scene, units)
+    piece_truth = pieces_mod.draw_units(canvas, occ, cam, scene, units, card_xy)
     hand_truth = hands_mod.draw_hands(canvas, occ, cam, scene, hands or [])
     # 5. light, glare, lens, camera
     lrng = np.random.default_rng(sub_seed("light", scene.seed))
