@@ -55,7 +55,20 @@ class Camera:
     dist: np.ndarray  # k1 k2 p1 p2 k3
     width: int
     height: int
+    pad: int = 0  # the ideal canvas is larger by this on every side (room for barrel distortion)
     _maps: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def K_ideal(self) -> np.ndarray:
+        """Intrinsics of the undistorted canvas the renderer composites on."""
+        K = self.K.copy()
+        K[0, 2] += self.pad
+        K[1, 2] += self.pad
+        return K
+
+    @property
+    def canvas_size(self) -> tuple[int, int]:
+        return self.width + 2 * self.pad, self.height + 2 * self.pad
 
     @property
     def rvec(self) -> np.ndarray:
@@ -67,7 +80,7 @@ class Camera:
     def project_ideal(self, pts: np.ndarray) -> np.ndarray:
         """Pinhole projection without distortion (the canvas we composite on)."""
         pc = self.to_cam(pts)
-        uv = pc @ self.K.T
+        uv = pc @ self.K_ideal.T
         return uv[:, :2] / uv[:, 2:3]
 
     def project(self, pts: np.ndarray) -> np.ndarray:
@@ -80,7 +93,7 @@ class Camera:
         """Map ideal (undistorted) pixel positions to the distorted image."""
         uv = np.asarray(uv, np.float64).reshape(-1, 2)
         ones = np.ones((len(uv), 1))
-        rays = np.hstack([uv, ones]) @ np.linalg.inv(self.K).T
+        rays = np.hstack([uv, ones]) @ np.linalg.inv(self.K_ideal).T
         out, _ = cv2.projectPoints(rays, np.zeros(3), np.zeros(3), self.K, self.dist)
         return out.reshape(-1, 2)
 
@@ -90,7 +103,7 @@ class Camera:
             xx, yy = np.meshgrid(np.arange(self.width, dtype=np.float32),
                                  np.arange(self.height, dtype=np.float32))
             pts = np.stack([xx.ravel(), yy.ravel()], 1).reshape(-1, 1, 2)
-            full = cv2.undistortPoints(pts, self.K, self.dist, P=self.K).reshape(
+            full = cv2.undistortPoints(pts, self.K, self.dist, P=self.K_ideal).reshape(
                 self.height, self.width, 2)
             self._maps = cv2.convertMaps(np.ascontiguousarray(full[..., 0]),
                                          np.ascontiguousarray(full[..., 1]), cv2.CV_16SC2)
@@ -161,4 +174,15 @@ def make_camera(elevation_deg: float, azimuth_deg: float, roll_deg: float, hfov_
         else:
             hi = mid
     R, t = look_at(tgt + hi * direction, tgt, roll_deg, up_hint)
-    return Camera(K, R, t, np.asarray(dist, np.float64), width, height)
+    cam = Camera(K, R, t, np.asarray(dist, np.float64), width, height)
+    if np.any(cam.dist):
+        # barrel distortion pulls the frame's edges from outside the pinhole frame: pad for it
+        n = 32
+        border = np.array([[x, y] for x in np.linspace(0, width - 1, n) for y in (0, height - 1)]
+                          + [[x, y] for y in np.linspace(0, height - 1, n) for x in (0, width - 1)],
+                          np.float32).reshape(-1, 1, 2)
+        und = cv2.undistortPoints(border, K, cam.dist, P=K).reshape(-1, 2)
+        over = max(0.0, -und[:, 0].min(), und[:, 0].max() - width, -und[:, 1].min(),
+                   und[:, 1].max() - height)
+        cam.pad = int(math.ceil(over)) + 2 if over > 0 else 0
+    return cam

@@ -93,20 +93,26 @@ def draw_hands(canvas: np.ndarray, occ: np.ndarray, cam: Camera, scene, hands: l
 
     darken(canvas, sm, 0.4)
     for caps, hand in all_caps:
-        palm = caps[3][1]
-        if hand.carry_card:
+        wrist, palm = caps[3][0], caps[3][1]
+        fwd = palm - wrist
+        fwd[2] = 0
+        fwd /= max(float(np.linalg.norm(fwd)), 1e-6)
+        if hand.carry_card:  # held between thumb and fingers, hanging below the fingertips
             design = hand.carry_design or scene.design_white
             ang = 0.0 if hand.side == "white" else 180.0
+            c = palm + fwd * 5.0
             img = assets.card_image(design, hand.carry_card)
-            _draw_card(canvas, cam, img, palm[0], palm[1], ang, 0.0, max(palm[2] - 1.2, 0.2))
-        if hand.carry_unit and scene.piece_set != "paper-token":
-            pieces.draw_piece_items(canvas, occ, cam, scene,
-                                    [("carried", hand.carry_unit, palm[0], palm[1] + 2.0,
-                                      max(palm[2] - 6.0, 0.3))], {})
-        elif hand.carry_unit:
-            from .tokens import draw_token
-            draw_token(canvas, occ, cam, hand.carry_unit["kind"], hand.carry_unit["side"],
-                       palm[0], palm[1], max(palm[2] - 1.0, 0.2))
+            _draw_card(canvas, cam, img, c[0], c[1], ang, 0.0, max(palm[2] - 1.5, 0.2))
+        if hand.carry_unit:  # gripped by its top: it hangs under the fingers
+            c = palm + fwd * 5.5
+            if scene.piece_set != "paper-token":
+                z = max(palm[2] - pieces.height(scene.piece_set, hand.carry_unit["kind"]), 0.3)
+                pieces.draw_piece_items(canvas, occ, cam, scene,
+                                        [("carried", hand.carry_unit, c[0], c[1], z)], {})
+            else:
+                from .tokens import draw_token
+                draw_token(canvas, occ, cam, hand.carry_unit["kind"], hand.carry_unit["side"],
+                           c[0], c[1], max(palm[2] - 1.5, 0.2))
         layer = np.zeros_like(canvas)
         mask = np.zeros((H_, W_), np.uint8)
         for p0, p1, r0, r1, colour, _ in caps:

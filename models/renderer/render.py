@@ -99,7 +99,7 @@ def scene_camera(scene: Scene) -> Camera:
 def _plane_h(cam: Camera, z: float = 0.0) -> np.ndarray:
     """Homography from board-plane (x, y) cm at height z to the ideal image."""
     M = np.column_stack([cam.R[:, 0], cam.R[:, 1], cam.R[:, 2] * z + cam.t])
-    return cam.K @ M
+    return cam.K_ideal @ M
 
 
 def darken(canvas: np.ndarray, mask: np.ndarray, strength: float) -> None:
@@ -252,7 +252,8 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
     T = np.array([[1 / TEX_PX_PER_CM, 0, -TABLE_W_CM / 2],
                   [0, -1 / TEX_PX_PER_CM, TABLE_H_CM / 2], [0, 0, 1]])
     Hm = _plane_h(cam) @ T
-    canvas = cv2.warpPerspective(tex, Hm, (W, H), flags=cv2.INTER_LINEAR,
+    CW, CH = cam.canvas_size  # the ideal canvas, padded for lens distortion
+    canvas = cv2.warpPerspective(tex, Hm, (CW, CH), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_CONSTANT,
                                  borderValue=tuple(int(c) for c in scene.backdrop))
     board = position.get("board") or {}
@@ -304,7 +305,7 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
         else:
             init_truth[side] = None
     # 3. things lying about, pieces and tokens (shadows first, then far to near); 4. hands
-    occ = np.zeros((H, W), np.uint8)
+    occ = np.zeros((CH, CW), np.uint8)
     if scene.clutter:
         from .clutter import draw_clutter
 
@@ -316,16 +317,16 @@ def render_scene(position: dict, scene: Scene, hands: list[Hand] | None = None,
             units.append((cell, unit))
     piece_truth = pieces_mod.draw_units(canvas, occ, cam, scene, units, card_xy)
     hand_truth = hands_mod.draw_hands(canvas, occ, cam, scene, hands or [])
-    # 5. light, glare, lens, camera
-    lrng = np.random.default_rng(sub_seed("light", scene.seed))
-    canvas = cv2.multiply(canvas, _light_u8(scene), scale=1.0 / 128)
-    glare(canvas, lrng, scene.to_dict())
-    if scene.k1 or scene.k2:
+    # 5. lens, light, glare, camera
+    if np.any(cam.dist):
         mx, my = cam.distortion_maps()
         canvas = cv2.remap(canvas, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         occ_final = cv2.remap(occ, mx, my, cv2.INTER_NEAREST)
     else:
         occ_final = occ
+    lrng = np.random.default_rng(sub_seed("light", scene.seed))
+    canvas = cv2.multiply(canvas, _light_u8(scene), scale=1.0 / 128)
+    glare(canvas, lrng, scene.to_dict())
     if effects:
         canvas = camera_effects(canvas, rng, scene.to_dict())
     # truth
