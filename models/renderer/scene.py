@@ -66,6 +66,8 @@ class Scene:
     motion: float = 0.0
     motion_angle: float = 0.0
     noise: float = 2.0
+    sharpen: float = 0.0  # unsharp-mask amount (webcams over-sharpen)
+    chroma: float = 0.0  # lateral chromatic aberration: red channel scale - 1
     jpeg: int = 90
     # hands
     skin: tuple[int, int, int] = (120, 160, 210)  # BGR
@@ -125,6 +127,8 @@ class Scene:
             motion=float(u(2, 9)) if rng.random() < 0.2 else 0.0,
             motion_angle=float(u(0, 180)),
             noise=float(u(0, 6)), jpeg=int(u(45, 96)),
+            sharpen=float(u(0.3, 1.2)) if rng.random() < 0.35 else 0.0,
+            chroma=float(u(0.0005, 0.003)) if rng.random() < 0.3 else 0.0,
             skin=skin, sleeve=tuple(int(c) for c in rng.integers(20, 200, 3)),
         )
         if whole_board:

@@ -159,6 +159,15 @@ def camera_effects(img: np.ndarray, rng: np.random.Generator, p: dict) -> np.nda
         kern = cv2.warpAffine(kern, rot, (n, n))
         kern /= max(kern.sum(), 1e-6)
         img = cv2.filter2D(img, -1, kern)
+    if p.get("chroma", 0) > 0:  # the red image a little larger than the blue, about the centre
+        h, w = img.shape[:2]
+        for ch, k in ((2, 1 + p["chroma"]), (0, 1 - p["chroma"])):
+            M = cv2.getRotationMatrix2D((w / 2, h / 2), 0, k)
+            img[:, :, ch] = cv2.warpAffine(img[:, :, ch], M, (w, h), flags=cv2.INTER_LINEAR,
+                                           borderMode=cv2.BORDER_REPLICATE)
+    if p.get("sharpen", 0) > 0:
+        blur = cv2.GaussianBlur(img, (0, 0), 1.5)
+        img = cv2.addWeighted(img, 1 + p["sharpen"], blur, -p["sharpen"], 0)
     if p["noise"] > 0.5:
         pos, neg = _noise_bank(int(round(p["noise"])), img.shape[0] + 32, img.shape[1] + 32)
         oy, ox = (int(v) for v in rng.integers(0, 32, 2))
