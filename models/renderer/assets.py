@@ -95,6 +95,14 @@ def _run_rsvg(args: list[str]) -> None:
     subprocess.run([exe, *args], check=True, capture_output=True)
 
 
+def write_png_atomic(path: Path, img: np.ndarray) -> None:
+    """Write a PNG so that a parallel reader never sees half of it."""
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.png")
+    if not cv2.imwrite(str(tmp), img):
+        raise RuntimeError(f"cannot write {tmp}")
+    os.replace(tmp, path)
+
+
 def _fit(img: np.ndarray) -> np.ndarray:
     """Tighten a BGRA crop to its opaque part and scale it to CARD_W x CARD_H."""
     ys, xs = np.nonzero(img[:, :, 3] > 128)
@@ -107,7 +115,7 @@ def _fit(img: np.ndarray) -> np.ndarray:
 def _grid_sheet(d: CardDesign) -> dict[str, np.ndarray]:
     """Aisleriot decks are a 13 x 5 grid: clubs, diamonds, hearts, spades, then black joker,
     red joker and back. Render the whole sheet once and cut it."""
-    tmp = cache_dir() / "cards" / f"{d.name}.sheet.png"
+    tmp = cache_dir() / "cards" / f"{d.name}.sheet.{os.getpid()}.png"
     tmp.parent.mkdir(parents=True, exist_ok=True)
     _run_rsvg(["-w", str(13 * (CARD_W + 10)), "-b", "none", d.svg, "-o", str(tmp)])
     sheet = cv2.imread(str(tmp), cv2.IMREAD_UNCHANGED)
@@ -133,16 +141,16 @@ def _rasterise(d: CardDesign, code: str, joker_colour: str, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     if d.naming == "aisleriot":
         for key, img in _grid_sheet(d).items():
-            cv2.imwrite(str(out.parent / f"{key}.png"), img)
+            write_png_atomic(out.parent / f"{key}.png", img)
         return
-    tmp = out.with_suffix(".tmp.png")
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.svg.png")
     _run_rsvg([f"--export-id={d.element_id(code, joker_colour)}", "-w", str(CARD_W), "-h",
                str(CARD_H), "-b", "none", d.svg, "-o", str(tmp)])
     img = cv2.imread(str(tmp), cv2.IMREAD_UNCHANGED)
     tmp.unlink()
     if img is None or img.ndim != 3 or img.shape[2] != 4:
         raise RuntimeError(f"rasterising {d.name}/{code} failed")
-    cv2.imwrite(str(out), _fit(img))
+    write_png_atomic(out, _fit(img))
 
 
 def card_path(design_name: str, code: str, joker_colour: str = "red") -> Path:

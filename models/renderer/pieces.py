@@ -4,6 +4,7 @@ render with perspective scale, the tilt of the vertical, a soft shadow, and occl
 from __future__ import annotations
 
 import math
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -259,8 +260,10 @@ def sprite(name: str, kind: str, side: str, elev: int, azim: int,
     v, f = load_set(name)[kind]
     img, anchor = render_mesh(v, f, PIECE_SETS[name][side], elev, azim, light_rel=light)
     path.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(path), img)
-    meta.write_text(f"{anchor[0]:.3f} {anchor[1]:.3f}")
+    tmp = meta.with_name(f".{meta.name}.{os.getpid()}")
+    tmp.write_text(f"{anchor[0]:.3f} {anchor[1]:.3f}")
+    os.replace(tmp, meta)
+    assets.write_png_atomic(path, img)
     return img, anchor
 
 
