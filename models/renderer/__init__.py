@@ -5,6 +5,8 @@ Public API (what the recognition work uses):
 - ``Scene.random(seed, split="train"|"heldout", designs=None, piece_sets=None)``
 - ``card_image(design, code) -> BGRA ndarray`` (350 x 250), ``designs(split)``
 - ``crop_card(image, corners)``: the card at truth corners, rectified upright (a training crop)
+- ``models.renderer.dataset.card_crops(seed, n_frames, split)`` / ``piece_crops(...)``:
+  labelled training crops cut from random renders
 - ``Hand`` (an arm over the table), ``build_assets()`` (fill the asset cache)
 """
 
