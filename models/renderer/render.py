@@ -114,23 +114,40 @@ def darken(canvas: np.ndarray, mask: np.ndarray, strength: float) -> None:
     roi[:] = cv2.multiply(roi, cv2.merge([f, f, f]), scale=1.0 / 255)
 
 
+_PREMULT: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def premultiplied(img: np.ndarray) -> np.ndarray:
+    """The BGRA image with colour multiplied by alpha (cached per image object), so that
+    interpolating it at its edges does not pull in the black of transparent pixels."""
+    hit = _PREMULT.get(id(img))
+    if hit is not None and hit[0] is img:
+        return hit[1]
+    a = img[:, :, 3:4].astype(np.float32) / 255
+    pm = np.dstack([(img[:, :, :3] * a + 0.5).astype(np.uint8), img[:, :, 3]])
+    if len(_PREMULT) > 4096:
+        _PREMULT.clear()
+    _PREMULT[id(img)] = (img, pm)
+    return pm
+
+
 def _blend_roi(canvas: np.ndarray, warped: np.ndarray, x0: int, y0: int,
                shade: float = 1.0) -> np.ndarray:
-    """Alpha-blend a BGRA patch onto the canvas at (x0, y0); returns the alpha used (float)."""
+    """Blend a premultiplied BGRA patch onto the canvas at (x0, y0); returns the alpha used."""
     h, w = warped.shape[:2]
     roi = canvas[y0:y0 + h, x0:x0 + w]
     a = warped[:, :, 3:4].astype(np.float32) * (1.0 / 255)
     src = warped[:, :, :3].astype(np.float32)
     if shade != 1.0:
-        src = np.minimum(src * shade, 255.0)
-    roi[:] = (src * a + roi.astype(np.float32) * (1 - a)).astype(np.uint8)
+        src = np.minimum(src * shade, 255.0 * a)
+    roi[:] = np.minimum(src + roi.astype(np.float32) * (1 - a), 255.0).astype(np.uint8)
     return a
 
 
 def _warp_quad(canvas: np.ndarray, img: np.ndarray, dst: np.ndarray,
                src: np.ndarray | None = None, shade: float = 1.0) -> bool:
-    """Warp `img` (BGRA) so that its rectangle `src` (default: the whole image) lands on the
-    image quad `dst` (4x2, ideal canvas)."""
+    """Warp `img` (premultiplied BGRA, see premultiplied()) so that its rectangle `src`
+    (default: the whole image) lands on the image quad `dst` (4x2, ideal canvas)."""
     H_, W_ = canvas.shape[:2]
     if src is None:
         h, w = img.shape[:2]
@@ -164,6 +181,7 @@ def _draw_card(canvas: np.ndarray, cam: Camera, img: np.ndarray, x: float, y: fl
                angle: float, bend: float, z: float, light: float = 1.0) -> np.ndarray:
     """Draw a card lying on the table; returns its 3D corners (face order)."""
     corners = card_corners(x, y, angle, z)
+    img = premultiplied(img)
     if bend <= 0.02:
         dst = cam.project_ideal(corners)
         _warp_quad(canvas, img, dst, shade=light)
@@ -181,10 +199,15 @@ def _draw_card(canvas: np.ndarray, cam: Camera, img: np.ndarray, x: float, y: fl
         p[2:, 2] += z1
         dst = cam.project_ideal(p)
         r0, r1 = int(round(h * t0)), int(round(h * t1))
-        src = np.array([[0, 0], [w, 0], [w, r1 - r0], [0, r1 - r0]], np.float32)
+        # give each strip a few image pixels' worth of its neighbour's rows, so the warp's
+        # interpolation at the seam sees card, not the transparent border (a dark line)
+        strip_px = max(float(np.linalg.norm(dst[3] - dst[0])), 1.0)
+        ctx = int(math.ceil(3 * (r1 - r0) / strip_px)) + 1
+        e0, e1 = max(r0 - ctx, 0), min(r1 + ctx, h)
+        src = np.array([[0, r0 - e0], [w, r0 - e0], [w, r1 - e0], [0, r1 - e0]], np.float32)
         # the slope of each strip tilts it toward or away from the light
         slope = (z1 - z0) / (CARD_H_CM / n)
-        _warp_quad(canvas, img[r0:r1], dst, src, shade=light * (1.0 + 0.35 * slope))
+        _warp_quad(canvas, img[e0:e1], dst, src, shade=light * (1.0 + 0.35 * slope))
     return corners
 
 

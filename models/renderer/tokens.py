@@ -75,7 +75,7 @@ def token_image(kind: str, side: str, size: int = 256) -> np.ndarray:
 def draw_token(canvas: np.ndarray, occ: np.ndarray, cam: Camera, kind: str, side: str,
                x: float, y: float, z: float) -> None:
     """Lay a token flat on the table at (x, y), upright for its owner."""
-    from .render import _warp_quad
+    from .render import _warp_quad, premultiplied
 
     r = TOKEN_MM / 20.0
     s = 1.0 if side == "white" else -1.0
@@ -83,7 +83,7 @@ def draw_token(canvas: np.ndarray, occ: np.ndarray, cam: Camera, kind: str, side
                     [x + s * r, y - s * r, z], [x - s * r, y - s * r, z]])
     dst = cam.project_ideal(pts)
     img = token_image(kind, side)
-    _warp_quad(canvas, img, dst)
+    _warp_quad(canvas, premultiplied(img), dst)
     ring = np.array([[x + r * np.cos(t), y + r * np.sin(t), z]
                      for t in np.linspace(0, 2 * np.pi, 24, endpoint=False)])
     cv2.fillConvexPoly(occ, np.round(cam.project_ideal(ring)).astype(np.int32), 255)
