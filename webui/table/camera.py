@@ -1,0 +1,234 @@
+"""The live picture: a background thread reads the frame source and keeps the latest frame.
+
+The MJPEG endpoint draws the overlays a viewer asked for on the latest frame and sends it a few
+times a second; old frames are dropped rather than queued, so the picture never lags behind the
+table. Overlays come from the latest `TableReading` when a scanner is plugged in (`reader`), and
+the grid from a calibration profile's homography when one is given; otherwise they are off.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scanner.detections import TableReading
+from scanner.sources import FrameSource, SourceError, SourceState, open_source
+
+PITCH_X, PITCH_Y = 7.5, 10.0  # cell pitch in cm on the board plane (as the renderer's geometry)
+FILES, RANKS = "abcdefg", "12345"
+JPEG_QUALITY = 75
+MAX_WIDTH = 960  # larger frames are scaled down before they are sent
+
+
+class ProfileError(ValueError):
+    """A calibration profile that cannot be used."""
+
+
+def load_profile(path: str | Path) -> np.ndarray:
+    """The board-plane (cm, origin at d3's centre) to image homography of a profile JSON."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"cannot read profile {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"profile {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    h = data.get("homography") if isinstance(data, dict) else None
+    try:
+        matrix = np.asarray(h, dtype=np.float64)
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is None or matrix.shape != (3, 3) or not np.isfinite(matrix).all() \
+            or abs(np.linalg.det(matrix)) < 1e-12:
+        raise ProfileError(f"profile {path} has no usable 'homography' (3x3, board cm -> image)")
+    return matrix
+
+
+def cell_polygon(cell: str, homography: np.ndarray) -> np.ndarray:
+    f, r = FILES.index(cell[0]), RANKS.index(cell[1])
+    cx, cy = (f - 3) * PITCH_X, (r - 2) * PITCH_Y
+    pts = np.array([[[cx - PITCH_X / 2, cy + PITCH_Y / 2], [cx + PITCH_X / 2, cy + PITCH_Y / 2],
+                     [cx + PITCH_X / 2, cy - PITCH_Y / 2], [cx - PITCH_X / 2, cy - PITCH_Y / 2]]],
+                   np.float64)
+    return cv2.perspectiveTransform(pts, homography)[0]
+
+
+class LiveCamera:
+    """Reads `spec` in a thread; `loop` rewinds videos and folders at their end."""
+
+    def __init__(self, spec: str | None, loop: bool = False, homography: np.ndarray | None = None,
+                 reader: Callable[[np.ndarray], TableReading] | None = None,
+                 max_fps: float = 10.0) -> None:
+        self.spec = spec
+        self.loop = loop
+        self.homography = homography
+        self.reader = reader
+        self.max_fps = max_fps
+        self.source: FrameSource | None = None
+        self.state = "off" if spec is None else "starting"
+        self.message = "no camera or video" if spec is None else ""
+        self.frame: np.ndarray | None = None
+        self.frame_index = -1
+        self.frames_read = 0
+        self.reading: TableReading | None = None
+        self.key_cells: list[str] = []  # set by the page from the game state
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._jpeg_cache: dict[tuple, bytes] = {}
+
+    def start(self) -> LiveCamera:
+        """Open the source (raises SourceError at once if it can't be) and start reading."""
+        if self.spec is None:
+            return self
+        self.source = open_source(self.spec)
+        self.state = "open"
+        self._thread = threading.Thread(target=self._run, name="live-camera", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if self.source is not None:
+            self.source.close()
+
+    def describe(self) -> dict:
+        return {"state": self.state, "message": self.message, "spec": self.spec,
+                "frame_index": self.frame_index, "frames_read": self.frames_read,
+                "grid": self.homography is not None, "scanner": self.reader is not None,
+                "reading": self.reading.to_json() if self.reading is not None else None}
+
+    def _run(self) -> None:
+        src = self.source
+        # Videos and folders play at their own pace; a camera paces itself.
+        pace = 1.0 / src.fps if src.kind in ("video", "folder") and src.fps else 0.0
+        pace = max(pace, 1.0 / self.max_fps) if pace else 0.0
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                frame = src.read()
+            except (cv2.error, OSError) as exc:  # a driver error is a lost camera, not a crash
+                self._set_state("gone", f"the source failed: {exc}")
+                return
+            if frame is None:
+                if src.state is SourceState.ENDED and self.loop and src.rewind():
+                    continue
+                if src.state is not SourceState.OPEN:
+                    self._set_state(src.state.value, src.message)
+                    return
+                time.sleep(0.05)
+                continue
+            reading = None
+            if self.reader is not None:
+                try:
+                    reading = self.reader(frame.image)
+                except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the picture
+                    self.message = f"scanner failed: {exc}"
+            with self._cond:
+                self.frame = frame.image
+                self.frame_index = frame.index
+                self.frames_read += 1
+                if reading is not None:
+                    self.reading = reading
+                self._jpeg_cache.clear()
+                self.state = "open"
+                self._cond.notify_all()
+            if pace:
+                next_at += pace
+                delay = next_at - time.monotonic()
+                if delay > 0:
+                    self._stop.wait(delay)
+                else:
+                    next_at = time.monotonic()
+
+    def _set_state(self, state: str, message: str) -> None:
+        with self._cond:
+            self.state = state
+            self.message = message
+            self._cond.notify_all()
+
+    def wait_frame(self, after: int, timeout: float) -> int:
+        """Wait until a frame newer than `after` (by count read) is there; returns the count."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.frames_read != after or self.state not in
+                                ("open", "starting"), timeout=timeout)
+            return self.frames_read
+
+    def jpeg(self, overlays: frozenset[str] = frozenset()) -> bytes | None:
+        """The latest frame as JPEG with the asked overlays (cached per frame and overlay set)."""
+        with self._cond:
+            if self.frame is None:
+                return None
+            key = (self.frames_read, overlays, tuple(self.key_cells))
+            cached = self._jpeg_cache.get(key)
+            if cached is not None:
+                return cached
+            image, reading = self.frame, self.reading
+        image = draw_overlays(image, overlays, self.homography, reading, self.key_cells)
+        h, w = image.shape[:2]
+        if w > MAX_WIDTH:
+            image = cv2.resize(image, (MAX_WIDTH, round(h * MAX_WIDTH / w)),
+                               interpolation=cv2.INTER_AREA)
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+        data = buf.tobytes() if ok else None
+        if data is not None:
+            with self._cond:
+                if len(self._jpeg_cache) > 8:
+                    self._jpeg_cache.clear()
+                self._jpeg_cache[key] = data
+        return data
+
+
+def draw_overlays(image: np.ndarray, overlays: frozenset[str], homography: np.ndarray | None,
+                  reading: TableReading | None, key_cells: list[str]) -> np.ndarray:
+    if not overlays or (homography is None and reading is None):
+        return image
+    out = image.copy()
+    if homography is not None and "grid" in overlays:
+        for cell in (f + r for r in RANKS for f in FILES):
+            poly = cell_polygon(cell, homography).astype(np.int32)
+            cv2.polylines(out, [poly], True, (255, 220, 0), 1, cv2.LINE_AA)
+            x, y = poly.min(axis=0)
+            cv2.putText(out, cell, (int(x) + 3, int(y) + 14), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
+                        (255, 220, 0), 1, cv2.LINE_AA)
+    if homography is not None and "keys" in overlays:
+        for cell in key_cells:
+            poly = cell_polygon(cell, homography).astype(np.int32)
+            cv2.polylines(out, [poly], True, (0, 215, 255), 3, cv2.LINE_AA)
+    if reading is not None:
+        for name, cr in reading.cells.items():
+            corners = cr.card.corners if cr.card is not None else None
+            if corners is None and homography is not None:
+                corners = cell_polygon(name, homography)
+            if corners is None:
+                continue
+            poly = np.asarray(corners, np.float64).astype(np.int32)
+            if "unsure" in overlays and cr.unsure:
+                cv2.polylines(out, [poly], True, (0, 0, 255), 3, cv2.LINE_AA)
+            if "cells" in overlays and not cr.empty:
+                label = (cr.card.card if cr.card and cr.card.card else "?")
+                if cr.piece is not None and cr.piece.piece not in (None, "empty"):
+                    label += " " + cr.piece.piece
+                x, y = poly.mean(axis=0)
+                cv2.putText(out, label, (int(x) - 30, int(y)), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                            (0, 0, 0), 3, cv2.LINE_AA)
+                cv2.putText(out, label, (int(x) - 30, int(y)), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                            (255, 255, 255), 1, cv2.LINE_AA)
+    return out
+
+
+def open_camera(spec: str | None, loop: bool, profile: str | None = None) -> LiveCamera:
+    """Build and start the live camera; SourceError / ProfileError for bad input."""
+    homography = load_profile(profile) if profile else None
+    return LiveCamera(spec, loop=loop, homography=homography).start()
+
+
+__all__ = ["LiveCamera", "ProfileError", "SourceError", "draw_overlays", "load_profile",
+           "open_camera"]
