@@ -163,15 +163,7 @@ def apply_correction(state: GameState, text: str) -> GameState:
                         raise IllegalActionError(f"a unit stands on {cell}: take it away first")
                     del board[cell]
             else:
-                card = parse_card(value).code
-                if entry is None:
-                    board[cell] = {"cards": [card]}
-                    # the card came from some deck: the fuller one, as the loader would assign
-                    fuller = max(("white", "black"), key=lambda s: pos["decks"][s])
-                    pos["decks"][fuller] = max(0, pos["decks"][fuller] - 1)
-                else:
-                    entry["cards"][-1] = card
-                    entry.pop("owners", None)
+                _lay_card(state, pos, cell, parse_card(value))
         elif what == "piece":
             if value == "none":
                 if entry is None or "unit" not in entry:
@@ -213,6 +205,43 @@ def apply_correction(state: GameState, text: str) -> GameState:
             if on_board.count(kind) > army.count(kind):
                 raise IllegalActionError(f"{side}'s army has no other {kind}")
     return from_json(pos)
+
+
+def _lay_card(state: GameState, pos: dict, cell: str, card: Card) -> None:
+    """Put `card` on top of `cell` (replacing a misread top card), keeping both decks' counts
+    true: the card comes from a deck that still has it unseen."""
+    board, decks = pos["board"], pos["decks"]
+    entry = board.get(cell)
+    top = state.top(parse_cell(cell))
+
+    def has(side: str) -> bool:
+        player = state.players[Side(side)]
+        back = 1 if top is not None and top.card is card and top.owner is Side(side) else 0
+        return player.unseen[card] + back > 0
+
+    if top is not None and entry is not None and "owners" in entry:
+        old_owner = entry["owners"][-1]
+        owner = old_owner if has(old_owner) else Side(old_owner).other.value
+        if not has(owner):
+            raise IllegalActionError(f"no {card} is left unseen in either deck")
+        if owner != old_owner:  # it came from the other deck: the misread one goes back
+            if decks[owner] <= 0:
+                raise IllegalActionError(f"{owner}'s deck is empty: {card} cannot come from it")
+            decks[owner] -= 1
+            decks[old_owner] += 1
+        entry["cards"][-1] = card.code
+        entry["owners"][-1] = owner
+        return
+    if entry is not None:  # owners unknown: let the loader assign them
+        entry["cards"][-1] = card.code
+        entry.pop("owners", None)
+        return
+    sides = [s for s in ("white", "black") if has(s) and decks[s] > 0]
+    if not sides:
+        raise IllegalActionError(f"no deck has {card} left to lay on {cell}")
+    owner = max(sides, key=lambda s: decks[s])
+    decks[owner] -= 1
+    board[cell] = {"cards": [card.code], "owners": [owner]}
 
 
 # --------------------------------------------------------------------------- the table
