@@ -37,7 +37,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", metavar="P",
                         help="calibration profile JSON (its homography draws the grid overlay)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="port (default 8765; 0 picks a free one)")
     parser.add_argument("--data-dir", metavar="DIR", default="~/.local/share/royal-table",
                         help="where the game journal lives (default ~/.local/share/royal-table)")
     parser.add_argument("--resume", action="store_true", help="continue the last game")
@@ -60,8 +61,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .table.game import Table
 
-    if not 0 < args.port < 65536:
-        return fail(f"port must be 1 to 65535, got {args.port}")
+    if not 0 <= args.port < 65536:
+        return fail(f"port must be 0 (any free port) to 65535, got {args.port}")
     spec, loop = None, False
     if args.camera is not None:
         if args.camera < 0:

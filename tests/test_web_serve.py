@@ -1,0 +1,106 @@
+"""`royal-table serve`: clear errors for bad input, and a killed server loses nothing."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.web_helpers import SETUP, TO_ROUND_2_MOVE, WHITE_MOVE
+from webui.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_help_works(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--camera" in out and "--resume" in out and "127.0.0.1" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--video", "/no/such/video.mp4"], "no such file"),
+    (["--source", "/dev/null/x"], "no such file"),
+    (["--no-camera", "--port", "70000"], "port must be"),
+    (["--camera", "-1"], "camera index"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(argv, words, tmp_path, capsys):
+    code = main(["serve", "--data-dir", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_bad_profile_is_refused(tmp_path, capsys):
+    profile = tmp_path / "p.json"
+    profile.write_text('{"homography": [[1, 0], [0, 1]]}')
+    code = main(["serve", "--no-camera", "--profile", str(profile), "--data-dir", str(tmp_path)])
+    assert code == 2 and "no usable 'homography'" in capsys.readouterr().err
+    profile.write_text("{oops")
+    code = main(["serve", "--no-camera", "--profile", str(profile), "--data-dir", str(tmp_path)])
+    assert code == 2 and "not JSON" in capsys.readouterr().err
+
+
+class Server:
+    def __init__(self, data_dir: Path, *extra: str) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "webui.cli", "serve", "--no-camera", "--port", "0",
+             "--data-dir", str(data_dir), *extra],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        line = ""
+        for _ in range(20):
+            line = self.proc.stdout.readline()
+            if "Royal Table on" in line:
+                break
+        match = re.search(r"http://[\d.]+:\d+/", line)
+        assert match, f"server did not start: {line!r}"
+        self.url = match.group(0)
+        jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        self.token = self.get("api/csrf")["csrf"]
+
+    def get(self, path: str) -> dict:
+        with self.opener.open(self.url + path, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def post(self, path: str, data: dict) -> dict:
+        req = urllib.request.Request(self.url + path, data=json.dumps(data).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              "X-CSRF-Token": self.token})
+        with self.opener.open(req, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+
+
+def test_killing_the_server_loses_nothing_and_resume_continues(tmp_path):
+    first = Server(tmp_path)
+    try:
+        assert first.url.startswith("http://127.0.0.1:")  # bound to this machine only
+        first.post("api/game", SETUP)
+        for text in TO_ROUND_2_MOVE + [WHITE_MOVE]:
+            first.post("api/action", {"action": text})
+        state = first.get("api/state")
+    finally:
+        first.kill()
+    second = Server(tmp_path, "--resume")
+    try:
+        assert second.get("api/state") == state
+        v = second.get("api/view")
+        assert v["phase"] == "attack" and v["log"][-1]["text"] == WHITE_MOVE
+    finally:
+        second.kill()
