@@ -131,8 +131,8 @@ function drawBoard(v) {
       }
       if (entry && entry.unit) {
         const u = entry.unit;
-        g.append(svg("circle", { class: "unit " + u.side, cx: CELL_W / 2, cy: 52, r: 21 }));
-        g.append(svg("text", { class: "glyph " + u.side, x: CELL_W / 2, y: 62, "text-anchor": "middle" }, GLYPH[u.side][u.kind]));
+        g.append(svg("circle", { class: "unit " + u.side, cx: CELL_W / 2, cy: 55, r: 19 }));
+        g.append(svg("text", { class: "glyph " + u.side, x: CELL_W / 2, y: 64, "text-anchor": "middle" }, GLYPH[u.side][u.kind]));
         const frac = Math.max(0, u.life_left / u.life);
         g.append(svg("rect", { class: "life-bg", x: 12, y: 80, width: CELL_W - 24, height: 9, rx: 3 }));
         g.append(svg("rect", { class: "life " + (frac > 0.5 ? "ok" : frac > 0.25 ? "low" : "crit"), x: 12, y: 80,
@@ -290,13 +290,26 @@ function renderMoves(data) {
     box.append(el("p", { class: "note" }, data.side ? "No movement is possible with these cards." : "Not a movement phase."));
     return;
   }
+  // one row per unit: its destinations, each with the card colours (or cards) that get it there
   const list = el("div", { class: "move-list" });
+  const byUnit = new Map();
   for (const m of data.moves) {
-    const label = data.exact ? `${moveLabel(m)} with ${cardLabel(m.card)}` : `${moveLabel(m)} \u00b7 ${m.colour}`;
-    const btn = el("button", { type: "button", class: "move " + m.colour, "data-from": m.from, "data-to": m.to,
-      "data-colour": m.colour, title: data.exact ? m.action : `${m.cards.length} possible cards` }, label);
-    btn.addEventListener("click", () => selectMove(m, data.exact, btn));
-    list.append(btn);
+    if (!byUnit.has(m.from)) byUnit.set(m.from, []);
+    byUnit.get(m.from).push(m);
+  }
+  for (const [from, moves] of byUnit) {
+    const row = el("div", { class: "unit-moves" },
+      el("span", { class: "unit-name" }, `${moves[0].unit} ${from}`));
+    for (const m of moves) {
+      const label = data.exact ? `\u2192${m.to} ${cardLabel(m.card)}` : `\u2192${m.to}`;
+      const btn = el("button", { type: "button", class: "move " + m.colour, "data-from": m.from, "data-to": m.to,
+        "data-colour": m.colour, "data-card": data.exact ? m.card : null,
+        title: data.exact ? m.action : `${m.colour} card (${m.cards.length} possible)` },
+      label, data.exact ? null : el("span", { class: "dot " + m.colour }));
+      btn.addEventListener("click", () => selectMove(m, data.exact, btn));
+      row.append(btn);
+    }
+    list.append(row);
   }
   box.append(list, el("div", { id: "move-confirm", class: "move-confirm" }));
 }
@@ -415,7 +428,7 @@ async function setupCamera() {
   const notes = [];
   if (!info.grid) notes.push("no calibration profile: grid and key overlays are off");
   if (!info.scanner) notes.push("no scanner yet: enter what happens with the buttons");
-  $("camera-note").textContent = `${info.spec} \u00b7 ${info.state}` + (notes.length ? " \u2014 " + notes.join("; ") : "");
+  $("camera-note").textContent = `${info.spec.split("/").pop()} \u00b7 ${info.state}` + (notes.length ? " \u2014 " + notes.join("; ") : "");
 }
 
 // ------------------------------------------------------------------ main
