@@ -255,3 +255,19 @@ def test_camera_routes_with_a_looping_video_and_a_grid_profile(app, tmp_path):
     finally:
         camera.stop()
 
+
+
+def test_proposals_route_follows_the_cameras_reading(app, page):
+    from scanner.detections import CardReading, CellReading, TableReading
+
+    assert page.get("/api/proposals").get_json()["proposals"] == []
+    page.post("/api/game", SETUP)
+    with app.app_context():
+        camera = ctx().camera
+    camera.reading = TableReading(board_found=True, cells={"a1": CellReading(
+        "a1", empty=False, card=CardReading(card="7H", confidence=0.9))})
+    data = page.get("/api/proposals").get_json()
+    assert [p["text"] for p in data["proposals"]] == ["white setup a1 7H"]
+    v = page.post("/api/action", {"action": data["proposals"][0]["text"]}).get_json()
+    assert v["board"]["a1"]["card"] == "7H"
+    assert page.get("/api/proposals").get_json()["proposals"] == []  # c1 is next, not read

@@ -47,6 +47,7 @@ from .game import (
     view,
 )
 from .journal import Journal
+from .proposals import propose
 
 DEFAULT_DATA_DIR = Path("~/.local/share/royal-table").expanduser()
 JOURNAL_NAME = "journal.sqlite"
@@ -304,6 +305,19 @@ def api_events():
 @blueprint.get("/api/camera")
 def api_camera():
     return jsonify(ctx().camera.describe())
+
+
+@blueprint.get("/api/proposals")
+def api_proposals():
+    """Events the camera's latest reading suggests (empty until a scanner is plugged in)."""
+    c = ctx()
+    reading = c.camera.reading
+    with c.table.lock:
+        items = propose(c.table.state, reading)
+        version = c.table.version
+    return jsonify(version=version, scanner=c.camera.reader is not None,
+                   frame_index=reading.frame_index if reading is not None else None,
+                   proposals=items)
 
 
 def overlay_set() -> frozenset[str]:

@@ -408,6 +408,19 @@ function handChip(code) {
 
 // ------------------------------------------------------------------ camera
 
+async function refreshProposals() {
+  let data;
+  try { data = await api("GET", "/api/proposals"); } catch (_) { return; }
+  const box = $("proposals");
+  if (!data.proposals.length) { box.hidden = true; box.replaceChildren(); return; }
+  box.hidden = false;
+  box.replaceChildren(el("h3", {}, "The camera saw"), ...data.proposals.map((p) =>
+    el("div", { class: "proposal " + p.kind }, el("span", {}, p.text), el("span", { class: "small" }, p.why),
+      el("button", { type: "button", class: "primary", "data-proposal": p.text, onclick: () =>
+        (p.kind === "action" ? act(p.text) : post("/api/correct", { text: p.text })).then(refreshProposals) },
+      p.kind === "action" ? "Accept" : "Correct"))));
+}
+
 function overlays() {
   return [...document.querySelectorAll("[data-overlay]")].filter((c) => c.checked).map((c) => c.dataset.overlay).join(",");
 }
@@ -428,6 +441,7 @@ async function setupCamera() {
   const notes = [];
   if (!info.grid) notes.push("no calibration profile: grid and key overlays are off");
   if (!info.scanner) notes.push("no scanner yet: enter what happens with the buttons");
+  if (info.scanner && !setupCamera.polling) setupCamera.polling = setInterval(refreshProposals, 1500);
   $("camera-note").textContent = `${info.spec.split("/").pop()} \u00b7 ${info.state}` + (notes.length ? " \u2014 " + notes.join("; ") : "");
 }
 
