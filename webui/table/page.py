@@ -97,6 +97,8 @@ def _configure(state) -> None:
 
 def install(app, table: Table, camera: LiveCamera, data_dir: Path) -> TableContext:
     ctx = TableContext(table, camera, data_dir)
+    if table.state is not None:  # a resumed game: its key cells for the camera overlay
+        camera.key_cells = key_cells(table.state)
     app.extensions["royal_table"] = ctx
     return ctx
 
