@@ -228,3 +228,13 @@ def test_view_has_everything_the_page_draws(table):
                                         "life": 8, "life_left": 8}
     assert v["board"]["c2"]["card"] == "4D" and v["board"]["c2"]["colour"] == "red"
     assert v["moves"]["moves"] and v["log"][-1]["text"] == "white draw ?"
+
+
+def test_an_export_cut_before_a_hidden_draw_is_settled_on_import(table):
+    at_round_2_move(table)
+    data = table.export()
+    assert data["events"][-1] == {"kind": "auto", "text": "white draw ?"}
+    data["events"].pop()  # cut between the take-draw and its draw
+    table.import_game(data)
+    assert table.events[-1].text == "white draw ?" and table.state.phase.value == "movement"
+    assert table.journal.events(table.game_id)[-1].text == "white draw ?"

@@ -104,3 +104,20 @@ def test_killing_the_server_loses_nothing_and_resume_continues(tmp_path):
         assert v["phase"] == "attack" and v["log"][-1]["text"] == WHITE_MOVE
     finally:
         second.kill()
+
+
+def test_a_broken_bundled_video_falls_back_to_no_picture(tmp_path, monkeypatch, capsys):
+    import webui.serve_cli as serve_cli
+
+    broken = tmp_path / "game.mp4"
+    broken.write_bytes(b"\0" * 48)
+    monkeypatch.setattr(serve_cli, "bundled_video", lambda: broken)
+
+    def no_server(*args, **kwargs):
+        raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr("werkzeug.serving.make_server", no_server)
+    code = main(["serve", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert "running without a picture" in err  # the broken fixture did not stop it
+    assert code == 2 and "cannot listen" in err  # the port did, in one line

@@ -63,7 +63,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port < 65536:
         return fail(f"port must be 0 (any free port) to 65535, got {args.port}")
-    spec, loop = None, False
+    spec, loop, bundled = None, False, False
     if args.camera is not None:
         if args.camera < 0:
             return fail(f"camera index must be 0 or more, got {args.camera}")
@@ -75,7 +75,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     elif not args.no_camera:
         found = bundled_video()
         if found is not None:
-            spec, loop = str(found), True
+            spec, loop, bundled = str(found), True, True
     data_dir = Path(args.data_dir).expanduser()
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -88,7 +88,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
     try:
         camera = open_camera(spec, loop=loop, profile=args.profile)
-    except (SourceError, ProfileError) as exc:
+    except SourceError as exc:
+        if not bundled:
+            return fail(str(exc))
+        # the fixture is only a demo picture: a broken one must not stop the page
+        print(f"royal-table serve: {exc}; running without a picture", file=sys.stderr)
+        spec = None
+        camera = open_camera(None, loop=False, profile=args.profile)
+    except ProfileError as exc:
         return fail(str(exc))
     app = create_app({"TABLE_DATA_DIR": str(data_dir)})
     if "royal_table" not in app.blueprints:  # until webui.app mounts it

@@ -281,6 +281,7 @@ class Table:
             events = self.journal.events(game_id)
             self.state = replay(setup, events)
             self.game_id, self.setup, self.events = game_id, setup, events
+            self._settle()
             self._bump()
             return True
 
@@ -316,6 +317,7 @@ class Table:
             game_id = self.journal.new_game(setup.to_json())
             events = self.journal.append(game_id, pairs) if pairs else []
             self.game_id, self.setup, self.events, self.state = game_id, setup, events, state
+            self._settle()
             self._bump()
 
     # ---- events
@@ -372,6 +374,17 @@ class Table:
             return gone
 
     # ---- helpers
+
+    def _settle(self) -> None:
+        """Record the hidden draws a replayed journal stopped before (a cut export, a crash
+        between two writes), so the table never waits for a draw nobody can name."""
+        state = self.state
+        new = []
+        while self._auto_draw_due(state):
+            state.apply(state.legal_actions()[0])
+            new.append(("auto", str(state.actions[-1])))
+        if new:
+            self.events += self.journal.append(self.game_id, new)
 
     @staticmethod
     def _auto_draw_due(state: GameState) -> bool:
