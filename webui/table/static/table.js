@@ -217,7 +217,7 @@ function renderAct(v) {
     } }, el("label", { for: "chance-card" }, `${c.side} ${c.event} card${c.cell ? " on " + c.cell : ""}: `),
     input, list, el("button", { type: "submit", class: "primary" }, "Record"));
     box.append(form);
-    setTimeout(() => input.focus(), 0);
+    setTimeout(() => input.focus({ preventScroll: true }), 0);
   }
   const places = v.choices.filter((c) => c.kind);
   const others = v.choices.filter((c) => !c.kind);
@@ -255,19 +255,29 @@ function renderAct(v) {
 function renderTallies(v) {
   for (const side of ["white", "black"]) {
     const box = $("tally-" + side);
-    const rows = v.tallies[side].map((u) => el("tr", { class: "unit-row " + u.status.replace(" ", "-") },
-      el("td", { class: "glyph-cell " + side }, GLYPH[side][u.kind]),
-      el("td", {}, el("b", {}, u.kind), el("div", { class: "small" }, `${u.type} \u00b7 ${u.cell || u.status}`)),
-      el("td", {}, `${u.accuracy}/${u.evasion}`),
-      el("td", {}, el("div", {}, u.weapon), el("div", { class: "small" }, u.damage.join("/"))),
-      el("td", {}, `${u.armor_name} ${u.armor}`),
-      el("td", { class: "life-cell" }, el("div", { class: "tally-life" }, `${u.life_left}/${u.life}`),
-        el("div", { class: "small" }, `injury ${u.injury}`)),
-      el("td", { class: "adv" }, el("b", {}, u.advantage), el("div", { class: "small" }, u.advantage_text))));
+    const rows = [];
+    for (const u of v.tallies[side]) {
+      const frac = Math.max(0, u.life_left / u.life);
+      const state = u.status.replace(" ", "-");
+      rows.push(el("tr", { class: "unit-row " + state, "data-cell": u.cell, onclick: () => u.cell && pickCell(u.cell) },
+        el("td", { class: "glyph-cell " + side, rowspan: 2 }, GLYPH[side][u.kind]),
+        el("td", {}, el("b", {}, u.kind), el("div", { class: "small" }, `${u.type} \u00b7 ${u.cell || u.status}`)),
+        el("td", {}, `${u.accuracy}/${u.evasion}`),
+        el("td", {}, u.weapon, el("div", { class: "small" }, u.damage.join("/"))),
+        el("td", {}, u.armor_name, el("div", { class: "small" }, `armor ${u.armor}`)),
+        el("td", { class: "life-cell" }, el("div", { class: "tally-life" }, `${u.life_left}/${u.life}`),
+          el("div", { class: "mini-bar" }, el("div", { class: "mini-fill " + (frac > 0.5 ? "ok" : frac > 0.25 ? "low" : "crit"),
+            "data-frac": frac.toFixed(2) })),
+          el("div", { class: "small" }, `injury ${u.injury}`))));
+      rows.push(el("tr", { class: "adv-row " + state },
+        el("td", { colspan: 5 }, el("b", {}, u.advantage), " \u2014 ", u.advantage_text)));
+    }
     box.replaceChildren(el("h3", {}, `${v.game.names[side]} \u2014 ${side}`),
       el("table", { class: "grid tally-table", "data-side": side },
-        el("thead", {}, el("tr", {}, ["", "unit", "acc/eva", "weapon e/o/r", "armor", "life", "advantage"].map((h) => el("th", {}, h)))),
+        el("thead", {}, el("tr", {}, ["", "unit", "acc/eva", "weapon e/o/r", "armor", "life"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows)));
+    // widths by class, since the page's CSP allows no inline style attributes
+    box.querySelectorAll(".mini-fill").forEach((f) => { f.style.width = (Number(f.dataset.frac) * 100) + "%"; });
   }
 }
 
