@@ -271,3 +271,21 @@ def test_proposals_route_follows_the_cameras_reading(app, page):
     v = page.post("/api/action", {"action": data["proposals"][0]["text"]}).get_json()
     assert v["board"]["a1"]["card"] == "7H"
     assert page.get("/api/proposals").get_json()["proposals"] == []  # c1 is next, not read
+
+
+def test_overlays_draw_read_cells_and_unsure_cells():
+    from scanner.detections import CardReading, CellReading, PieceReading, TableReading
+    from webui.table.camera import draw_overlays
+
+    image = np.zeros((200, 300, 3), np.uint8)
+    corners = np.array([[50, 50], [110, 50], [110, 130], [50, 130]], np.float32)
+    sure = CellReading("d3", empty=False, card=CardReading(corners, "8D", confidence=0.9),
+                       piece=PieceReading("white-knight", 0.9))
+    unsure = CellReading("e3", empty=False, card=CardReading(corners + [120, 0], None))
+    reading = TableReading(board_found=True, cells={"d3": sure, "e3": unsure})
+    assert draw_overlays(image, frozenset(), None, reading, []) is image  # nothing asked
+    red = draw_overlays(image, frozenset({"unsure"}), None, reading, [])
+    assert red[:, 160:240, 2].sum() > 0 and red[:, :120, 2].sum() == 0  # only e3 is framed
+    labels = draw_overlays(image, frozenset({"cells"}), None, reading, [])
+    assert labels[60:120, 40:120].sum() > 0  # d3's label is written over its card
+    assert image.sum() == 0  # the frame itself is never drawn on
