@@ -270,7 +270,10 @@ def test_proposals_route_follows_the_cameras_reading(app, page):
     assert [p["text"] for p in data["proposals"]] == ["white setup a1 7H"]
     v = page.post("/api/action", {"action": data["proposals"][0]["text"]}).get_json()
     assert v["board"]["a1"]["card"] == "7H"
-    assert page.get("/api/proposals").get_json()["proposals"] == []  # c1 is next, not read
+    data = page.get("/api/proposals").get_json()
+    assert data["proposals"] == [] and data["unsure"] == []  # c1 is next, not read
+    camera.reading.cells["c1"] = CellReading("c1", empty=None)
+    assert page.get("/api/proposals").get_json()["unsure"] == ["c1"]
 
 
 def test_overlays_draw_read_cells_and_unsure_cells():

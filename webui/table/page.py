@@ -317,9 +317,14 @@ def api_proposals():
     with c.table.lock:
         items = propose(c.table.state, reading)
         version = c.table.version
+    unsure = sorted(name for name, cr in reading.cells.items() if cr.unsure) \
+        if reading is not None and reading.board_found else []
     return jsonify(version=version, scanner=c.camera.reader is not None,
                    frame_index=reading.frame_index if reading is not None else None,
-                   proposals=items)
+                   board_found=bool(reading and reading.board_found),
+                   occluded=bool(reading and reading.occluded),
+                   message=reading.message if reading is not None else "",
+                   unsure=unsure, proposals=items)
 
 
 def overlay_set() -> frozenset[str]:

@@ -16,6 +16,7 @@ let hand = new Set();         // cards tapped in the hand picker
 let highlight = null;         // {from, to, target, key}
 let selectedMove = null;      // the move group or exact move picked
 let planCache = { key: null, data: null };
+let unsureCells = new Set();  // cells the camera could not read with confidence
 
 const $ = (id) => document.getElementById(id);
 
@@ -115,6 +116,7 @@ function drawBoard(v) {
       if (hl.target === cell) cls += " hl-target";
       if (keys.has(cell) || (hl.key && hl.target === cell)) cls += " key";
       if (v.moved === cell) cls += " moved";
+      if (unsureCells.has(cell)) cls += " unsure";
       if ((r === 1 || r === 5) && f % 2 === 0 && v.phase === "setup") cls += " setup-spot";
       g.append(svg("rect", { class: cls, x: 2, y: 2, width: CELL_W - 4, height: CELL_H - 4, rx: 6 }));
       g.append(svg("text", { class: "cell-name", x: 7, y: 15 }, cell));
@@ -421,6 +423,11 @@ function handChip(code) {
 async function refreshProposals() {
   let data;
   try { data = await api("GET", "/api/proposals"); } catch (_) { return; }
+  const unsure = new Set(data.unsure);
+  if ([...unsure].join() !== [...unsureCells].join()) {
+    unsureCells = unsure;
+    if (current && current.game) drawBoard(current);
+  }
   const box = $("proposals");
   if (!data.proposals.length) { box.hidden = true; box.replaceChildren(); return; }
   box.hidden = false;
