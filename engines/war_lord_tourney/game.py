@@ -179,6 +179,34 @@ class GameState:
         state._validate()
         return state
 
+    @classmethod
+    def position(cls, placements: dict[str, str], *, board: Board | None = None,
+                 options: Options | None = None, to_move: str = "white") -> GameState:
+        """A custom position for tests and the table: each listed unit stands on a cell, or is
+        'keep' (waiting in its Castle, in the order listed), 'prison' (in the opposing
+        dungeon, in the order listed) or 'dead'. Units of the setup not listed are dead."""
+        base = cls.new(board, options)
+        data = base.to_json()
+        units = {uid: {"kind": unit_kind(uid), "status": "dead", "cell": None}
+                 for uid in data["units"]}
+        keep: dict[str, list[str]] = {s: [] for s in SIDES}
+        dungeons: dict[str, list[str]] = {s: [] for s in SIDES}
+        for uid, where in placements.items():
+            try:
+                side = unit_side(uid)
+            except ParseError as exc:
+                raise InvalidPositionError(str(exc), "placements") from None
+            unit = {"kind": unit_kind(uid), "status": "field", "cell": where}
+            if where in ("keep", "prison", "dead"):
+                unit.update(status=where, cell=None)
+                if where == "keep":
+                    keep[side].append(uid)
+                elif where == "prison":
+                    dungeons[other(side)].append(uid)
+            units[uid] = unit
+        data.update(units=units, keep=keep, dungeons=dungeons, to_move=to_move)
+        return cls.from_json(data)
+
     # ---- queries ---------------------------------------------------------------------------
     def units_on(self, cell: str, side: str | None = None, *, active: bool = False) -> list[Unit]:
         return [u for u in self.units.values()
@@ -306,7 +334,7 @@ class GameState:
             result.append(Move(unit.id, cell))
         if unit.kind == "L" and friends and not enemies and len(friends) <= cap:
             for friend in friends:
-                if self._rose_possible(unit, cell, friend):
+                if not friend.downed and self._rose_possible(unit, cell, friend):
                     result.append(Move(unit.id, cell, friend.id))
         return result
 
