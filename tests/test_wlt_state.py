@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -189,3 +190,16 @@ def test_random_play_keeps_invariants_and_undo_is_exact(seed, which):
             state.undo()
             assert state.to_json() == before
             state.apply(action)
+
+
+def test_golden_game_replays_from_its_notation():
+    path = Path(__file__).parent / "golden" / "war_lord_tourney" / "game_seed48.json"
+    golden = json.loads(path.read_text())
+    state = GameState.new(options=Options.from_json(golden["options"]))
+    for text in golden["actions"]:
+        state.apply(text)
+    assert state.outcome().to_json() == golden["outcome"]
+    assert state.to_json() == golden["final"]
+    for _ in golden["actions"]:
+        state.undo()
+    assert state.to_json() == GameState.new(options=state.options).to_json()
