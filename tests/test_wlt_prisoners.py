@@ -237,3 +237,36 @@ def test_several_moves_per_turn_option():
     assert state.unit_moves("wF") == []  # a unit moves once a turn
     state.apply("wK c3")
     assert state.to_move == "black"
+
+
+def test_unit_stepping_into_the_castle_mid_turn_waits_for_the_next_turn():
+    state = pos({"wK": "e1", "wF": "keep"}, options=Options(moves_per_turn=2))
+    assert state.unit_moves("wF") == []
+    state.apply("wK e3")
+    assert where(state, "wF") == "e1"
+    assert state.unit_moves("wF") == []  # arrived this turn
+    state.apply("end")
+    state.apply("bW a8")
+    state.apply("end")
+    assert state.unit_moves("wF")
+
+
+def test_several_combats_in_a_turn_resolve_in_move_order():
+    state = pos({"wF": "d3", "wK": "g2", "bF": "d5", "bK": "g3"},
+                options=Options(moves_per_turn=2))
+    state.apply("wK g3")
+    state.apply("wF d5")
+    assert state.combat_cell == "g3" and state.pending == ["d5"]
+    state.apply("white wins")
+    state.apply("capture bK")
+    assert state.combat_cell == "d5"
+    state.apply("black wins")
+    state.apply("slay wF")
+    assert state.to_move == "black"
+    assert state.dungeons["white"] == ["bK"] and where(state, "wF") == "dead"
+
+
+def test_first_player_option():
+    state = GameState.new(options=Options(first_player="black"))
+    assert state.current_player() == "black"
+    assert all(str(a).startswith("b") for a in state.legal_actions())
