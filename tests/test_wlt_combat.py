@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
+from wlt_helpers import acts, pos, where
+
 from engines.war_lord_tourney import GameState, Options, Roll, Strike, Verdict
-
-BASE = {"wW": "a1", "wL": "i1", "bW": "a9", "bL": "i9"}
-
-
-def pos(placements: dict[str, str], **kw) -> GameState:
-    return GameState.position({**BASE, **placements}, **kw)
-
-
-def acts(state: GameState) -> list[str]:
-    return [str(a) for a in state.legal_actions()]
-
-
-def where(state: GameState, unit: str) -> str | None:
-    u = state.units[unit]
-    return u.cell if u.status == "field" else u.status
 
 
 def test_fighter_captures_a_lone_lady_without_combat():

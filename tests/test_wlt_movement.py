@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from wlt_helpers import pos
 
 from engines.errors import InvalidPositionError
 from engines.war_lord_tourney import GameState, Options
-
-# Warlords and Ladies far away, so no game ends by itself
-BASE = {"wW": "a1", "wL": "i1", "bW": "a9", "bL": "i9"}
-
-
-def pos(placements: dict[str, str], **kw) -> GameState:
-    return GameState.position({**BASE, **placements}, **kw)
 
 
 def targets(state: GameState, unit: str) -> set[str]:

@@ -4,23 +4,9 @@ the Warlord's succession, the move sequence and the victory conditions."""
 from __future__ import annotations
 
 import pytest
+from wlt_helpers import acts, pos, where
 
 from engines.war_lord_tourney import Free, GameState, Options, Succeed
-
-BASE = {"wW": "a1", "wL": "i1", "bW": "a9", "bL": "i9"}
-
-
-def pos(placements: dict[str, str], **kw) -> GameState:
-    return GameState.position({**BASE, **placements}, **kw)
-
-
-def acts(state: GameState) -> list[str]:
-    return [str(a) for a in state.legal_actions()]
-
-
-def where(state: GameState, unit: str) -> str | None:
-    u = state.units[unit]
-    return u.cell if u.status == "field" else u.status
 
 
 # ---- freeing ---------------------------------------------------------------------------------

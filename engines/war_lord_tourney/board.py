@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from engines.errors import InvalidPositionError, ParseError
@@ -98,32 +99,39 @@ class Board:
     def green(self, side: str) -> str:
         return dict(self.greens)[side]
 
+    @cached_property
+    def _castle_at(self) -> dict[str, str]:
+        return {cell: side for side, cell in self.castles}
+
+    @cached_property
+    def _green_at(self) -> dict[str, str]:
+        return {cell: side for side, cell in self.greens}
+
+    @cached_property
+    def _terrain(self) -> dict[str, str]:
+        def kind(cell: str) -> str:
+            if cell in self._castle_at:
+                return "castle"
+            if cell in self._green_at:
+                return "green"
+            if cell in self.forests:
+                return "forest"
+            return "rough" if cell in self.rough else "open"
+
+        return {cell: kind(cell) for cell in self.cells()}
+
     def castle_side(self, cell: str) -> str | None:
-        for side, c in self.castles:
-            if c == cell:
-                return side
-        return None
+        return self._castle_at.get(cell)
 
     def green_side(self, cell: str) -> str | None:
-        for side, c in self.greens:
-            if c == cell:
-                return side
-        return None
+        return self._green_at.get(cell)
 
     def cells(self) -> list[str]:
         return [cell_name(f, r) for r in range(self.ranks) for f in range(self.files)]
 
     def terrain(self, cell: str) -> str:
         """'castle', 'green', 'forest', 'rough' or 'open'."""
-        if self.castle_side(cell):
-            return "castle"
-        if self.green_side(cell):
-            return "green"
-        if cell in self.forests:
-            return "forest"
-        if cell in self.rough:
-            return "rough"
-        return "open"
+        return self._terrain[cell]
 
     # ---- validation and JSON ---------------------------------------------------------------
     def _check_cell(self, cell: Any, field: str) -> None:

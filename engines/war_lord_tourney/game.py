@@ -161,6 +161,7 @@ class GameState:
         self.succession: dict[str, Any] | None = None
         self.outcome_: Outcome | None = None
         self._history: list[dict[str, Any]] = []
+        self._legal: list[Action] | None = None  # legal_actions() of the current state
 
     # ---- construction ----------------------------------------------------------------------
     @classmethod
@@ -257,6 +258,11 @@ class GameState:
 
     # ---- legal actions ---------------------------------------------------------------------
     def legal_actions(self) -> list[Action]:
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)
+
+    def _compute_legal(self) -> list[Action]:
         phase = self.phase
         if phase == "over":
             return []
@@ -292,6 +298,10 @@ class GameState:
             return []
         assert unit.cell is not None
         board = self.board
+        occupied: dict[str, list[Unit]] = {}
+        for other_unit in self.units.values():
+            if other_unit.status == "field" and other_unit.cell is not None:
+                occupied.setdefault(other_unit.cell, []).append(other_unit)
         start = parse_cell(unit.cell)
         start_castle = board.castle_side(unit.cell)
         result: list[Move] = []
@@ -315,17 +325,17 @@ class GameState:
                         break
                     if castle_side != unit.side and step != 1:
                         break  # stop on the opposing Green first
-                    result.extend(self._moves_to(unit, cell))
+                    result.extend(self._moves_to(unit, cell, occupied.get(cell, [])))
                     break
-                result.extend(self._moves_to(unit, cell))
-                if self.units_on(cell) and not self.options.pass_through_units:
+                result.extend(self._moves_to(unit, cell, occupied.get(cell, [])))
+                if cell in occupied and not self.options.pass_through_units:
                     break
                 prev = cell
         return result
 
-    def _moves_to(self, unit: Unit, cell: str) -> list[Move]:
-        friends = [u for u in self.units_on(cell, unit.side) if u.id != unit.id]
-        enemies = self.units_on(cell, other(unit.side))
+    def _moves_to(self, unit: Unit, cell: str, there: list[Unit]) -> list[Move]:
+        friends = [u for u in there if u.side == unit.side and u.id != unit.id]
+        enemies = [u for u in there if u.side != unit.side]
         cap = self._cap(cell)
         if self.board.castle_side(cell) == unit.side and self.keep[unit.side]:
             cap = 0  # units are waiting in the Castle
@@ -392,6 +402,7 @@ class GameState:
         if action not in legal:
             raise IllegalActionError(self._why_illegal(action, legal))
         self._history.append(self.to_json(include_history=False))
+        self._legal = None
         try:
             self._do(action)
             self._advance()
@@ -452,26 +463,21 @@ class GameState:
         if cell not in self.pending:
             self.pending.append(cell)
 
-    def _leave_field(self, unit: Unit) -> None:
-        """Take a unit off its square (or out of its keep), refilling its Castle if needed."""
-        cell, status = unit.cell, unit.status
-        if status == "keep":
+    def _take_off(self, unit: Unit, status: str) -> None:
+        """Move a unit off the board (or out of its Castle queue) into `status`, with its
+        wounds healed, refilling its Castle if it stood there."""
+        cell, was = unit.cell, unit.status
+        if was == "keep":
             self.keep[unit.side].remove(unit.id)
-        unit.cell = None
-        unit.downed = False
-        if status == "field" and cell == self.board.castle(unit.side):
+        unit.status, unit.cell, unit.wounds, unit.downed = status, None, 0, False
+        if was == "field" and cell == self.board.castle(unit.side):
             self._refill_castle(unit.side)
 
     def _to_castle(self, unit: Unit, *, sortie: bool) -> None:
         """Send a unit to its own Castle (freed, rescued by the Lady, returned, revived).
         With `sortie`, a friendly unit standing in the Castle moves onto the Green first."""
         side = unit.side
-        if unit.status in ("field", "keep"):
-            self._leave_field(unit)
-        unit.status = "keep"
-        unit.cell = None
-        unit.wounds = 0
-        unit.downed = False
+        self._take_off(unit, "keep")
         self.keep[side].append(unit.id)
         castle, green = self.board.castle(side), self.board.green(side)
         if sortie:
@@ -494,22 +500,12 @@ class GameState:
                 self.frozen.append(unit.id)
 
     def _capture(self, unit: Unit, by: str) -> None:
-        if unit.status in ("field", "keep"):
-            self._leave_field(unit)
-        unit.status = "prison"
-        unit.cell = None
-        unit.wounds = 0
-        unit.downed = False
+        self._take_off(unit, "prison")
         self.dungeons[by].append(unit.id)
 
     def _slay(self, unit: Unit) -> None:
         was_warlord = unit.kind == "W"
-        if unit.status in ("field", "keep"):
-            self._leave_field(unit)
-        unit.status = "dead"
-        unit.cell = None
-        unit.wounds = 0
-        unit.downed = False
+        self._take_off(unit, "dead")
         if was_warlord:
             self._start_succession(unit)
 
@@ -762,6 +758,7 @@ class GameState:
         return state
 
     def _load(self, data: dict[str, Any]) -> None:
+        self._legal = None
         def need(key: str, kind: type | tuple[type, ...]) -> Any:
             if key not in data:
                 raise InvalidPositionError("missing", key)
