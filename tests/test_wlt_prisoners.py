@@ -256,3 +256,14 @@ def test_first_player_option():
     state = GameState.new(options=Options(first_player="black"))
     assert state.current_player() == "black"
     assert all(str(a).startswith("b") for a in state.legal_actions())
+
+
+def test_rose_from_the_castle_counts_the_unit_that_steps_in_behind_her():
+    opts = Options(sergeants=True)
+    state = pos({"wL": "e1", "wW": "keep", "wF": "e2", "wK": "e2"}, options=opts)
+    # leaving the Castle lets wW in; sending wF there would push wW onto a full Green
+    assert "wL e2 rose wF" not in acts(state)
+    state = pos({"wL": "e1", "wW": "keep", "wF": "e2"}, options=opts)
+    state.apply("wL e2 rose wF")
+    assert where(state, "wW") == "e2" and where(state, "wL") == "e2"
+    assert where(state, "wF") == "e1"

@@ -356,8 +356,8 @@ class GameState:
         if cell == castle:
             return False
         occupants = [u for u in self.units_on(castle, lady.side) if u.id != lady.id]
-        if not occupants:
-            return True
+        if not occupants and not (lady.cell == castle and self.keep[lady.side]):
+            return True  # nobody will stand in the Castle (leaving it, she lets in the next)
         on_green = {u.id for u in self.units_on(green, lady.side)} - {lady.id, friend.id}
         if cell == green:
             on_green.add(lady.id)
