@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from wlt_helpers import acts, pos, where
-
 from engines.war_lord_tourney import GameState, Options, Roll, Strike, Verdict
+from tests.wlt_helpers import acts, pos, where
 
 
 def test_fighter_captures_a_lone_lady_without_combat():

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from wlt_helpers import pos
 
 from engines.errors import InvalidPositionError
 from engines.war_lord_tourney import GameState, Options
+from tests.wlt_helpers import pos
 
 
 def targets(state: GameState, unit: str) -> set[str]:

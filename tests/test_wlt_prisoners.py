@@ -4,9 +4,9 @@ the Warlord's succession, the move sequence and the victory conditions."""
 from __future__ import annotations
 
 import pytest
-from wlt_helpers import acts, pos, where
 
 from engines.war_lord_tourney import Free, GameState, Options, Succeed
+from tests.wlt_helpers import acts, pos, where
 
 
 # ---- freeing ---------------------------------------------------------------------------------
