@@ -481,9 +481,11 @@ class GameState:
         elif self.phase == "category_card":
             self._turn_category_card(self._take_top(code))
 
-    def _give(self, code: str) -> None:
+    def _give(self, code: str, public: bool = False) -> None:
         seat = self.draw_queue.pop(0)
         self.hands[seat].append(code)
+        if public:  # drawn from the known bottom part: everybody knows where it went
+            self.public[seat].append(code)
 
     def _advance(self) -> None:
         """Run automatic steps until a decision, a chance node or the end."""
@@ -501,7 +503,7 @@ class GameState:
                 if self.deck_shuffled:
                     return
                 if self.deck_known:
-                    self._give(self._take_top())
+                    self._give(self._take_top(), public=True)
                 else:  # pile empty (only with short_deck='play_on'): go short
                     self.draw_queue.pop(0)
                 continue
