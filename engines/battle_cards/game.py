@@ -446,6 +446,16 @@ class GameState:
         card = getattr(action, "card", None)
         if card is not None and card not in self.card_set:
             return f"{action}: unknown card {card!r}"
+        if isinstance(action, Pick) and self.phase == "draft":
+            if card not in self.pool:
+                return f"{action}: {card} is no longer on the table"
+            return (f"{action}: P{who + 1} could not complete a squad of "
+                    f"{self.options.squad_size} within {self.options.squad_value_limit} Value")
+        if isinstance(action, Place | Decide) and who is not None and \
+                self.phase in ("place", "decider"):
+            if card not in self.hands[who]:
+                return f"{action}: {card} is not in P{who + 1}'s hand"
+            return f"{action}: {card} is already placed or used this round"
         return (f"{action} is not legal in phase {self.phase!r}: {actor} to act with "
                 f"{'/'.join(kinds) or 'nothing'}")
 
