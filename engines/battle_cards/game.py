@@ -14,6 +14,7 @@ shuffled part while it lasts (a chance node), then from the known part (automati
 from __future__ import annotations
 
 import copy
+import pickle
 import random
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -273,7 +274,7 @@ class GameState:
         if mode == "battle":
             self._check_battle_set()
         self.history: list[str] = []
-        self._stack: list[dict[str, Any]] = []
+        self._stack: list[tuple[bytes, list[dict[str, Any]]]] = []
         # --- mutable fields (see _FIELDS) ---
         self.phase = "deal" if mode == "trumps" else "draft"
         self.to_act: int | None = None if mode == "trumps" else first_player
@@ -379,10 +380,17 @@ class GameState:
         total = self.squad_value(player)
         left = o.squad_size - len(self.hands[player]) - 1
         values = sorted((self.card(c).value, c) for c in self.pool)
+        cheap = sum(v for v, _ in values[:left])  # the `left` cheapest cards
+        spare = values[left][0] if left < len(values) else None  # the next cheapest
         legal = []
-        for v, c in values:
-            others = [w for w, d in values if d != c][:left]
-            if total + v + sum(others) <= o.squad_value_limit:
+        for i, (v, c) in enumerate(values):
+            if i < left:  # c is one of the cheapest: the next cheapest stands in for it
+                if spare is None:
+                    continue
+                rest = cheap - v + spare
+            else:
+                rest = cheap
+            if total + v + rest <= o.squad_value_limit:
                 legal.append(c)
         if not legal and values:
             low = values[0][0]
@@ -398,12 +406,17 @@ class GameState:
 
     # ----- apply / undo --------------------------------------------------------------------
 
-    def _snapshot(self) -> dict[str, Any]:
-        return copy.deepcopy({k: getattr(self, k) for k in _FIELDS})
+    def _snapshot(self) -> tuple[bytes, list[dict[str, Any]]]:
+        # Plain data only, so pickle is an exact (and fast) deep copy. Finished rounds in `log`
+        # are never changed once appended, so they are shared rather than copied.
+        data = {k: getattr(self, k) for k in _FIELDS if k != "log"}
+        return pickle.dumps(data, pickle.HIGHEST_PROTOCOL), list(self.log)
 
-    def _restore(self, snap: dict[str, Any]) -> None:
-        for k, v in copy.deepcopy(snap).items():
+    def _restore(self, snap: tuple[bytes, list[dict[str, Any]]]) -> None:
+        blob, log = snap
+        for k, v in pickle.loads(blob).items():
             setattr(self, k, v)
+        self.log = list(log)
 
     def apply(self, action: Action | str) -> None:
         """Apply a decision or chance outcome; IllegalActionError leaves the state unchanged."""
@@ -412,14 +425,17 @@ class GameState:
         legal = self.legal_actions()
         if action not in legal:
             raise IllegalActionError(self._why_illegal(action, legal))
-        snap = self._snapshot()
+        # Legality is checked above, before anything changes; the snapshot also guards the
+        # state against a bug half-way through (keep_undo=False skips it for fast self-play).
+        snap = self._snapshot() if self.keep_undo else None
         try:
             self._apply(action)
             self._advance()
         except Exception:
-            self._restore(snap)
+            if snap is not None:
+                self._restore(snap)
             raise
-        if self.keep_undo:
+        if snap is not None:
             self._stack.append(snap)
         self.history.append(str(action))
 
