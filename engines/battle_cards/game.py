@@ -893,6 +893,10 @@ class GameState:
         action, and the saved `state` (if present) must match the replay exactly."""
         if not isinstance(data, dict):
             raise InvalidPositionError("a game state must be a JSON object", "state")
+        unknown = set(data) - {"format", "mode", "players", "first_player", "options",
+                               "card_set", "history", "state"}
+        if unknown:
+            raise InvalidPositionError(f"unknown key(s) {sorted(unknown)}", "state")
         fmt = data.get("format", STATE_FORMAT)
         if fmt != STATE_FORMAT:
             raise InvalidPositionError(f"expected {STATE_FORMAT!r}, got {fmt!r}", "format")
