@@ -14,6 +14,7 @@ shuffled part while it lasts (a chance node), then from the known part (automati
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import random
 from dataclasses import asdict, dataclass, fields
@@ -677,7 +678,8 @@ class GameState:
         tied = [c for c in cats if card.score(c) == best]
         rule = self.options.category_card_tie
         if len(tied) == 1 or rule == "first_listed":
-            self.round["category_from"] = f"card {code}"
+            how = "" if len(tied) == 1 else " (equal highest: first listed)"
+            self.round["category_from"] = f"card {code}{how}"
             self._start_placing(tied[0])
             return
         if rule == "chooser":
@@ -934,8 +936,6 @@ class GameState:
 
 
 def json_roundtrip(obj: Any) -> Any:
-    import json
-
     return json.loads(json.dumps(obj))
 
 
@@ -959,7 +959,10 @@ def new_game(card_set: CardSet | None = None, players: int = 2, mode: str = "bat
 def play_random_game(seed: int, players: int = 2, mode: str = "battle",
                      card_set: CardSet | None = None, options: Options | None = None,
                      first_player: int = 0, max_actions: int = 1_000_000) -> GameState:
-    """Self-play: chance outcomes and every decision drawn uniformly from `random.Random(seed)`."""
+    """Self-play: chance outcomes and every decision drawn uniformly from `random.Random(seed)`.
+
+    Stops after `max_actions` (the returned game is then not terminal); no undo stack is kept.
+    """
     rng = random.Random(seed)
     game = new_game(card_set, players, mode, options, first_player, keep_undo=False)
     for _ in range(max_actions):
