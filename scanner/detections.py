@@ -24,6 +24,9 @@ class CardReading:
     orientation: str | None = None  # "portrait" | "landscape" (relative to the board)
     digit_corners: str | None = None  # "nw-se" | "ne-sw": the diagonal carrying the index
     confidence: float = 0.0
+    # the classifier's best readings with probabilities, best first, so the rules can pick the
+    # most likely legal one when the top reading is illegal
+    candidates: list[tuple[str, float]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
