@@ -292,3 +292,18 @@ def test_overlays_draw_read_cells_and_unsure_cells():
     labels = draw_overlays(image, frozenset({"cells"}), None, reading, [])
     assert labels[60:120, 40:120].sum() > 0  # d3's label is written over its card
     assert image.sum() == 0  # the frame itself is never drawn on
+
+
+def test_mounted_at_root_through_create_app_beside_the_other_pages(tmp_path, monkeypatch):
+    import webui.app as app_module
+
+    # the one line the lead adds to webui.app.BLUEPRINTS
+    monkeypatch.setitem(app_module.BLUEPRINTS, "/", "webui.table_page")
+    app = app_module.create_app({"TABLE_DATA_DIR": str(tmp_path / "data")})
+    client = app.test_client()
+    assert "royal_table" in app.blueprints
+    assert b"Royal Battles" in client.get("/").data
+    assert client.get("/api/view").get_json()["game"] is None
+    for prefix in ("/bc", "/wlt"):  # the families already on main still answer
+        if any(bp for p, bp in app_module.BLUEPRINTS.items() if p == prefix):
+            assert client.get(prefix + "/").status_code == 200, prefix

@@ -193,7 +193,7 @@ def need_state():
 
 @blueprint.get("/")
 def index():
-    return render_template("table.html", csrf=csrf_token())
+    return render_template("royal_table.html", csrf=csrf_token())
 
 
 @blueprint.get("/api/csrf")
