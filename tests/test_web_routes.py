@@ -11,7 +11,7 @@ import pytest
 
 from tests.web_helpers import SETUP, TO_ROUND_2_MOVE, WHITE_ATTACK, WHITE_MOVE
 from webui.app import create_app
-from webui.table.camera import LiveCamera
+from webui.table.camera import BoardGrid, LiveCamera
 from webui.table.page import blueprint, ctx
 
 
@@ -225,9 +225,9 @@ def write_video(path, frames=8, size=(160, 120)):
 def test_camera_routes_with_a_looping_video_and_a_grid_profile(app, tmp_path):
     video = tmp_path / "tiny.avi"
     write_video(video)
-    # board cm -> image px: 2 px per cm, d3's centre at the image centre
-    homography = np.array([[2.0, 0, 80], [0, -2.0, 60], [0, 0, 1]])
-    camera = LiveCamera(str(video), loop=True, homography=homography, max_fps=50).start()
+    # board cells -> image px: 20 px a cell, a1's centre at (20, 100), rank 5 toward the top
+    grid = BoardGrid(np.array([[20.0, 0, 20], [0, -20.0, 100], [0, 0, 1]]))
+    camera = LiveCamera(str(video), loop=True, grid=grid, max_fps=50).start()
     try:
         page = Page(app)
         with app.app_context():  # make the page's context, then give it the camera
@@ -307,3 +307,59 @@ def test_mounted_at_root_through_create_app_beside_the_other_pages(tmp_path, mon
     for prefix in ("/bc", "/wlt"):  # the families already on main still answer
         if any(bp for p, bp in app_module.BLUEPRINTS.items() if p == prefix):
             assert client.get(prefix + "/").status_code == 200, prefix
+
+
+def test_profile_in_the_calibration_format_draws_the_grid(tmp_path):
+    from webui.table.camera import ProfileError, load_profile
+
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({
+        "version": 1, "homography": [[20.0, 0, 20], [0, -20.0, 100], [0, 0, 1]],
+        "image_size": [160, 120], "camera_matrix": [[150, 0, 80], [0, 150, 60], [0, 0, 1]],
+        "distortion": [-0.2, 0, 0, 0, 0], "method": "cards"}))
+    grid = load_profile(profile)
+    a1 = grid.cell_polygon("a1")
+    assert len(a1) == 16
+    centre = grid.to_image(np.array([[3.0, 2.0]]))[0]  # d3 sits on the optical axis
+    assert np.allclose(centre, (80, 60), atol=0.5)
+    corner = grid.to_image(np.array([[-0.5, -0.5]]))[0]
+    assert corner[0] > 10 and corner[1] < 110  # barrel distortion pulls the corner inward
+    profile.write_text(json.dumps({"homography": "nope"}))
+    with pytest.raises(ProfileError, match="homography"):
+        load_profile(profile)
+
+
+def test_the_scanner_runs_beside_the_picture_and_its_failures_are_shown(tmp_path):
+    from scanner.detections import TableReading
+
+    video = tmp_path / "tiny.avi"
+    write_video(video, frames=30)
+    calls = []
+
+    def slow_reader(image):
+        calls.append(image.shape)
+        time.sleep(0.05)
+        if len(calls) == 2:
+            raise RuntimeError("model file missing")
+        return TableReading(frame_index=len(calls), board_found=True)
+
+    camera = LiveCamera(str(video), loop=True, reader=slow_reader, max_fps=100,
+                        scan_interval=0.1).start()
+    try:
+        deadline = time.time() + 5
+        while len(calls) < 4 and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(calls) >= 4 and calls[0] == (120, 160, 3)
+        assert camera.frames_read > len(calls)  # the picture did not wait for the scanner
+        assert camera.describe()["scanner"]
+        assert camera.reading is not None and camera.reading.board_found
+    finally:
+        camera.stop()
+    failed = LiveCamera(str(video), reader=lambda image: 1 / 0, scan_interval=0.05).start()
+    try:
+        deadline = time.time() + 5
+        while failed.reading is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert "scanner failed" in failed.reading.message and not failed.reading.board_found
+    finally:
+        failed.stop()
