@@ -363,3 +363,24 @@ def test_the_scanner_runs_beside_the_picture_and_its_failures_are_shown(tmp_path
         assert "scanner failed" in failed.reading.message and not failed.reading.board_found
     finally:
         failed.stop()
+
+
+def test_a_scanner_that_cannot_start_leaves_the_picture_running(tmp_path, monkeypatch):
+    import webui.table.camera as camera_module
+
+    def broken(path):
+        raise FileNotFoundError("models/cards/card_index.onnx")
+
+    monkeypatch.setattr(camera_module, "profile_scanner", broken)
+    video = tmp_path / "tiny.avi"
+    write_video(video)
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"homography": [[20.0, 0, 20], [0, -20.0, 100], [0, 0, 1]]}))
+    camera = camera_module.open_camera(str(video), loop=False, profile=str(profile))
+    try:
+        info = camera.describe()
+        assert info["grid"] and not info["scanner"]
+        assert "scanner off" in info["scanner_note"] and "card_index.onnx" in info["scanner_note"]
+        assert camera.wait_frame(0, 5.0) > 0
+    finally:
+        camera.stop()

@@ -97,6 +97,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         camera = open_camera(None, loop=False, profile=args.profile)
     except ProfileError as exc:
         return fail(str(exc))
+    if camera.scanner_note:
+        print(f"royal-table serve: {camera.scanner_note}", file=sys.stderr)
     app = create_app({"TABLE_DATA_DIR": str(data_dir)})
     if "royal_table" not in app.blueprints:  # until webui.app mounts it
         app.register_blueprint(blueprint, url_prefix="/")

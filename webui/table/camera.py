@@ -117,6 +117,7 @@ class LiveCamera:
         self.frames_read = 0
         self.reading: TableReading | None = None
         self.key_cells: list[str] = []  # set by the page from the game state
+        self.scanner_note = ""  # why there is no scanner, when one was asked for
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -149,6 +150,7 @@ class LiveCamera:
         return {"state": self.state, "message": self.message, "spec": self.spec,
                 "frame_index": self.frame_index, "frames_read": self.frames_read,
                 "grid": self.grid is not None, "scanner": self.reader is not None,
+                "scanner_note": self.scanner_note,
                 "reading": self.reading.to_json() if self.reading is not None else None}
 
     def _run(self) -> None:
@@ -286,13 +288,16 @@ def draw_overlays(image: np.ndarray, overlays: frozenset[str], grid: BoardGrid |
 def open_camera(spec: str | None, loop: bool, profile: str | None = None) -> LiveCamera:
     """Build and start the live camera; SourceError / ProfileError for bad input."""
     grid = load_profile(profile) if profile else None
-    reader = None
+    reader, note = None, ""
     if profile and spec is not None:
         try:
             reader = profile_scanner(profile)
         except Exception as exc:  # noqa: BLE001 - the scanner's own profile or model errors
-            raise ProfileError(f"the scanner cannot use profile {profile}: {exc}") from None
-    return LiveCamera(spec, loop=loop, grid=grid, reader=reader).start()
+            # the page still works without it: the players enter events by hand
+            note = f"scanner off: {exc}"
+    camera = LiveCamera(spec, loop=loop, grid=grid, reader=reader)
+    camera.scanner_note = note
+    return camera.start()
 
 
 __all__ = ["BoardGrid", "LiveCamera", "ProfileError", "SourceError", "draw_overlays",

@@ -457,7 +457,8 @@ async function setupCamera() {
   img.onerror = () => { img.hidden = true; off.hidden = false; off.textContent = "The picture stopped: " + (info.message || "source ended"); };
   const notes = [];
   if (!info.grid) notes.push("no calibration profile: grid and key overlays are off");
-  if (!info.scanner) notes.push("no scanner yet: enter what happens with the buttons");
+  if (info.scanner_note) notes.push(info.scanner_note);
+  else if (!info.scanner) notes.push("no scanner yet: enter what happens with the buttons");
   if (info.scanner && !setupCamera.polling) setupCamera.polling = setInterval(refreshProposals, 1500);
   $("camera-note").textContent = `${info.spec.split("/").pop()} \u00b7 ${info.state}` + (notes.length ? " \u2014 " + notes.join("; ") : "");
 }
