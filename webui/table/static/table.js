@@ -187,6 +187,7 @@ function setHighlight(h) {
 // ------------------------------------------------------------------ panels
 
 function renderStatus(v) {
+  $("btn-export").classList.toggle("disabled", !v.game);
   if (!v.game) {
     $("status").textContent = "No game yet";
     return;
@@ -397,6 +398,11 @@ async function refreshMovesAndPlan(v) {
   renderPlan(planCache.data);
 }
 
+function clearHand() {
+  hand.clear();
+  document.querySelectorAll(".chip.on").forEach((c) => c.classList.remove("on"));
+}
+
 function buildHandPicker() {
   const box = $("hand-picker");
   const ranks = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];
@@ -468,6 +474,7 @@ async function setupCamera() {
 function render(v) {
   if (current && v.version < current.version) return;  // an older message arrived late
   const newTurn = !current || !current.game || !v.game || current.version !== v.version;
+  if (current && current.to_move !== v.to_move && v.to_move) clearHand();  // another player's hand
   current = v;
   renderStatus(v);
   if (!v.game) {
@@ -522,8 +529,7 @@ function wire() {
     ev.target.value = "";
   });
   $("hand-clear").addEventListener("click", () => {
-    hand.clear();
-    document.querySelectorAll(".chip.on").forEach((c) => c.classList.remove("on"));
+    clearHand();
     if (current) refreshMovesAndPlan(current);
   });
   $("correct-form").addEventListener("submit", async (ev) => {
