@@ -156,7 +156,7 @@ def test_play_resolve_reload_in_chromium(server):
         click_action(page, "black take-draw")
         page.wait_for_selector('.move[data-from="c4"]')
         # white's tapped hand is not black's: the list is back to card colours
-        assert "card colour" in page.inner_text("#moves-mode")
+        assert "card colour" in page.text_content("#moves-mode")
         assert page.locator(".chip.on").count() == 0
         page.locator("tr.plan-row", has_text="knight@c4").first.click()
         SCREENSHOT.parent.mkdir(exist_ok=True)
