@@ -152,6 +152,8 @@ def test_play_resolve_reload_in_chromium(server):
         assert black_knight_life(page) == "5/8"
 
         # on to black's turn for the picture: its options against white's knight
+        page.click('.chip[data-card="9C"]')  # white taps a card, then hands over
+        assert page.locator(".chip.on").count() == 1
         click_action(page, "white keep")
         click_action(page, "black take-draw")
         page.wait_for_selector('.move[data-from="c4"]')
