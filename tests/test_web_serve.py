@@ -121,3 +121,40 @@ def test_a_broken_bundled_video_falls_back_to_no_picture(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert "running without a picture" in err  # the broken fixture did not stop it
     assert code == 2 and "cannot listen" in err  # the port did, in one line
+
+
+def test_one_server_per_data_dir_and_a_journal_error_changes_nothing(tmp_path, capsys):
+    first = Server(tmp_path)
+    try:
+        code = main(["serve", "--no-camera", "--port", "0", "--data-dir", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 2 and "another royal-table serve is using" in err
+    finally:
+        first.kill()
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "journal.sqlite").write_bytes(b"this is not a database" * 100)
+    code = main(["serve", "--no-camera", "--data-dir", str(tmp_path / "junk")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot open the journal" in err and "Traceback" not in err
+
+
+def test_a_failed_journal_write_is_a_503_and_the_game_is_unchanged(tmp_path):
+    import sqlite3
+
+    from tests.test_web_routes import Page, make_app
+    from webui.table.page import ctx
+
+    app = make_app(tmp_path)
+    page = Page(app)
+    page.post("/api/game", SETUP)
+    with app.app_context():
+        journal = ctx().table.journal
+
+    def full_disk(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    journal.append = full_disk
+    resp = page.post("/api/action", {"action": "white setup a1 2H"})
+    assert resp.status_code == 503 and "nothing was changed" in resp.get_json()["error"]
+    assert page.get("/api/state").get_json()["board"] == {}
+    assert page.get("/api/view").get_json()["log"] == []

@@ -45,21 +45,28 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=cmd_serve)
 
 
+def _lock_data_dir(data_dir: Path):
+    """An exclusive lock on the data dir for this process's life: two servers on one journal
+    would each keep their own idea of the game. Returns the open lock file, or None if taken."""
+    import fcntl
+
+    handle = open(data_dir / "serve.lock", "w")  # held (open) until the server stops
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
 def fail(message: str) -> int:
     print(f"royal-table serve: {message}", file=sys.stderr)
     return 2
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from werkzeug.serving import make_server
-
-    from scanner.sources import SourceError
-    from webui.app import create_app
-    from webui.table.camera import ProfileError, open_camera
     from webui.table.journal import Journal
-    from webui.table.page import JOURNAL_NAME, blueprint, install
-
-    from .table.game import Table
+    from webui.table.page import JOURNAL_NAME
 
     if not 0 <= args.port < 65536:
         return fail(f"port must be 0 (any free port) to 65535, got {args.port}")
@@ -79,9 +86,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir).expanduser()
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
+        lock = _lock_data_dir(data_dir)
+    except OSError as exc:
+        return fail(f"cannot use data dir {data_dir}: {exc.strerror or exc}")
+    if lock is None:
+        return fail(f"another royal-table serve is using {data_dir} (one server per journal)")
+    try:
         journal = Journal(data_dir / JOURNAL_NAME)
     except Exception as exc:  # noqa: BLE001 - sqlite3/OS errors alike: one clear line
-        return fail(f"cannot use data dir {data_dir}: {exc}")
+        lock.close()
+        return fail(f"cannot open the journal in {data_dir}: {exc}")
+    try:
+        return _serve(args, journal, spec, loop, bundled, data_dir)
+    finally:
+        lock.close()
+        journal.close()
+
+
+def _serve(args, journal, spec, loop, bundled, data_dir: Path) -> int:
+    from werkzeug.serving import make_server
+
+    from scanner.sources import SourceError
+    from webui.app import create_app
+    from webui.table.camera import ProfileError, open_camera
+    from webui.table.page import JOURNAL_NAME, blueprint, install
+
+    from .table.game import Table
+
     table = Table(journal)
     if args.resume and not table.resume():
         print("royal-table serve: no game to resume; starting with the new-game form",

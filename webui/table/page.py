@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import secrets
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,6 +148,12 @@ def _headers(response: Response) -> Response:
 @blueprint.errorhandler(RulesError)
 def _bad_input(exc):
     return jsonify(error=str(exc)), 400
+
+
+@blueprint.errorhandler(sqlite3.Error)
+def _journal_error(exc):
+    # the event was not committed, so it was not applied either: the game is as before
+    return jsonify(error=f"the journal could not be written ({exc}); nothing was changed"), 503
 
 
 @blueprint.errorhandler(HTTPException)
