@@ -384,3 +384,57 @@ def test_a_scanner_that_cannot_start_leaves_the_picture_running(tmp_path, monkey
         assert camera.wait_frame(0, 5.0) > 0
     finally:
         camera.stop()
+
+
+def test_calibrate_route_without_picture_or_calibration_package(page, app, tmp_path):
+    resp = page.post("/api/calibrate", {})
+    assert resp.status_code == 400 and "no picture" in resp.get_json()["error"]
+    video = tmp_path / "tiny.avi"
+    write_video(video)
+    camera = LiveCamera(str(video), loop=True).start()
+    try:
+        with app.app_context():
+            ctx().camera = camera
+        camera.wait_frame(0, 5.0)
+        resp = page.post("/api/calibrate", {"white_edge": "sideways"})
+        assert resp.status_code == 400 and "white_edge" in resp.get_json()["error"]
+        resp = page.post("/api/calibrate", {})
+        try:
+            import calibration.register  # noqa: F401
+        except ImportError:  # main, before the calibration package lands
+            assert resp.status_code == 400
+            assert "royal-table calibrate" in resp.get_json()["error"]
+        else:  # a tiny synthetic frame has no set-up cards on it
+            assert resp.status_code == 400
+            assert "board was not found" in resp.get_json()["error"]
+    finally:
+        camera.stop()
+
+
+def test_a_new_profile_switches_the_grid_on(tmp_path):
+    video = tmp_path / "tiny.avi"
+    write_video(video)
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"homography": [[20.0, 0, 20], [0, -20.0, 100], [0, 0, 1]]}))
+    camera = LiveCamera(str(video), loop=True).start()
+    try:
+        camera.wait_frame(0, 5.0)
+        assert not camera.describe()["grid"]
+        plain = camera.jpeg(frozenset({"grid"}))
+        camera.use_profile(profile)
+        assert camera.describe()["grid"]
+        assert camera.jpeg(frozenset({"grid"})) != plain
+        assert camera.latest() is not None and camera.latest() is not camera.frame
+    finally:
+        camera.stop()
+
+
+def test_a_fit_that_folds_the_board_through_the_horizon_is_refused():
+    from webui.table.calibrate import CalibrationError, check_fit
+
+    good = np.array([[-55.0, -257, 771], [21, -229, 438], [-0.002, -0.05, 1]])
+    check_fit(good)
+    # a degenerate fit seen on a rendered still with hands over the cards: d3 behind the camera
+    folded = np.array([[-55.1, -257.1, 771.6], [20.95, -229.5, 438.7], [-0.00255, -0.5607, 1]])
+    with pytest.raises(CalibrationError, match="do not fit one flat board"):
+        check_fit(folded)

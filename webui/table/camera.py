@@ -138,6 +138,30 @@ class LiveCamera:
             self._scan_thread.start()
         return self
 
+    def use_profile(self, path: str | Path) -> None:
+        """Switch to a new calibration profile: its grid at once, its scanner if installed."""
+        grid = load_profile(path)
+        reader, note = None, ""
+        try:
+            reader = profile_scanner(path)
+        except Exception as exc:  # noqa: BLE001 - the scanner's own errors: run without it
+            note = f"scanner off: {exc}"
+        with self._cond:
+            self.grid = grid
+            self.scanner_note = note
+            self.reading = None
+            self._jpeg_cache.clear()
+            start_scanner = reader is not None and self._scan_thread is None
+            self.reader = reader
+        if start_scanner and self._thread is not None:
+            self._scan_thread = threading.Thread(target=self._scan_loop, name="table-scanner",
+                                                 daemon=True)
+            self._scan_thread.start()
+
+    def latest(self) -> np.ndarray | None:
+        with self._cond:
+            return None if self.frame is None else self.frame.copy()
+
     def stop(self) -> None:
         self._stop.set()
         for thread in (self._thread, self._scan_thread):
@@ -199,8 +223,12 @@ class LiveCamera:
                 self._stop.wait(0.05)
                 continue
             started = time.monotonic()
+            reader = self.reader
+            if reader is None:  # switched off by a new profile without a scanner
+                self._stop.wait(0.2)
+                continue
             try:
-                reading = self.reader(image)
+                reading = reader(image)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
             with self._cond:

@@ -36,6 +36,7 @@ from werkzeug.exceptions import HTTPException
 from engines.errors import RulesError
 from engines.royal_battles.position import to_json
 
+from .calibrate import CalibrationError, calibrate_from_frame
 from .camera import LiveCamera
 from .game import (
     GameSetup,
@@ -52,6 +53,7 @@ from .proposals import propose
 
 DEFAULT_DATA_DIR = Path("~/.local/share/royal-table").expanduser()
 JOURNAL_NAME = "journal.sqlite"
+PROFILE_NAME = "profile.json"  # written by the page's calibration
 SSE_KEEPALIVE_S = 15.0
 MJPEG_FPS = 5.0
 OVERLAYS = ("grid", "cells", "unsure", "keys")
@@ -144,6 +146,7 @@ def _headers(response: Response) -> Response:
     return response
 
 
+@blueprint.errorhandler(CalibrationError)
 @blueprint.errorhandler(InputError)
 @blueprint.errorhandler(RulesError)
 def _bad_input(exc):
@@ -332,6 +335,17 @@ def api_proposals():
                    occluded=bool(reading and reading.occluded),
                    message=reading.message if reading is not None else "",
                    unsure=unsure, proposals=items)
+
+
+@blueprint.post("/api/calibrate")
+def api_calibrate():
+    """Fit the board to the set-up cards in the latest frame; the grid and scanner follow."""
+    data = body()
+    c = ctx()
+    result = calibrate_from_frame(c.camera.latest(), c.data_dir / PROFILE_NAME,
+                                  str(data.get("white_edge", "auto")))
+    c.camera.use_profile(result["profile"])
+    return jsonify(result=result, camera=c.camera.describe())
 
 
 def overlay_set() -> frozenset[str]:

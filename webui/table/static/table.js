@@ -459,6 +459,7 @@ async function setupCamera() {
     return;
   }
   img.hidden = false; off.hidden = true;
+  $("btn-calibrate").hidden = false;
   img.src = "/video.mjpg?overlays=" + overlays();
   img.onerror = () => { img.hidden = true; off.hidden = false; off.textContent = "The picture stopped: " + (info.message || "source ended"); };
   const notes = [];
@@ -549,6 +550,19 @@ function wire() {
     pickCell(cell);
   });
   document.querySelectorAll("[data-overlay]").forEach((c) => c.addEventListener("change", setupCamera));
+  $("btn-calibrate").addEventListener("click", async () => {
+    $("calibrate-note").textContent = "Looking for the 8 set-up cards\u2026";
+    try {
+      const data = await api("POST", "/api/calibrate", { white_edge: "auto" });
+      const r = data.result;
+      $("calibrate-note").textContent = `Board found (${r.method}): fit within ${r.residual_px} px, ` +
+        `${Math.round(r.board_in_frame * 100)}% of the board in view.`;
+      document.querySelector('[data-overlay="grid"]').checked = true;
+      setupCamera();
+    } catch (err) {
+      $("calibrate-note").textContent = err.message;
+    }
+  });
 }
 
 buildHandPicker();
