@@ -355,7 +355,10 @@ function renderPlan(data) {
   }
   let head, rows;
   if (data.exact) {
-    const opts = data.options.filter((o) => o.target);
+    // the best first: hits, then by damage dealt and cards drawn
+    const dealt = (o) => o.effects.reduce((n, e) => n + e.damage + e.healed, 0);
+    const opts = data.options.filter((o) => o.target)
+      .sort((a, b) => (b.hit - a.hit) || (dealt(b) - dealt(a)) || (b.draws - a.draws));
     head = ["unit", "card", "to", "target", "style", "trumps", "needed", "hit", "damage", "key position", "draws"];
     rows = opts.map((o) => el("tr", { class: "plan-row" + (o.hit ? " hit" : " miss"),
       onclick: () => setHighlight({ from: o.from, to: o.to, target: o.target, key: o.key }) },
@@ -366,7 +369,9 @@ function renderPlan(data) {
     el("td", {}, o.key ? `key \u00b7 ${o.position}` : o.position || ""), el("td", {}, o.draws)));
   } else {
     head = ["unit", "to", "target", "style", "known trumps", "needed", "playable", "trump ranks", "hit now", "hit with a trump card"];
-    rows = data.options.map((o) => el("tr", { class: "plan-row" + (o.hit_without_card ? " hit" : o.hit_with_trump_card ? " maybe" : " miss"),
+    const rank = (o) => (o.hit_without_card ? 2 : o.hit_with_trump_card ? 1 : 0);
+    const sorted = data.options.slice().sort((a, b) => rank(b) - rank(a));
+    rows = sorted.map((o) => el("tr", { class: "plan-row" + (o.hit_without_card ? " hit" : o.hit_with_trump_card ? " maybe" : " miss"),
       onclick: () => setHighlight({ from: o.from, to: o.to, target: o.target }) },
     el("td", {}, o.unit), el("td", {}, o.to), el("td", {}, o.target), el("td", {}, o.style),
     el("td", {}, o.known_trumps.map(cardLabel).join(" ") || "\u2014"), el("td", {}, o.needed),
