@@ -158,3 +158,18 @@ def test_a_failed_journal_write_is_a_503_and_the_game_is_unchanged(tmp_path):
     assert resp.status_code == 503 and "nothing was changed" in resp.get_json()["error"]
     assert page.get("/api/state").get_json()["board"] == {}
     assert page.get("/api/view").get_json()["log"] == []
+
+
+def test_resume_of_a_journal_that_no_longer_replays_is_one_line(tmp_path, capsys):
+    from webui.table.game import GameSetup, Table
+    from webui.table.journal import Journal
+
+    journal = Journal(tmp_path / "journal.sqlite")
+    table = Table(journal)
+    table.new_game(GameSetup.from_json(SETUP))
+    journal.append(table.game_id, [("action", "white setup a1 AS")])  # aces go back: illegal
+    journal.close()
+    code = main(["serve", "--no-camera", "--resume", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot resume the last game: event 1 (white setup a1 AS)" in err
+    assert err.count("\n") == 1

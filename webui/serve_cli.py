@@ -114,7 +114,15 @@ def _serve(args, journal, spec, loop, bundled, data_dir: Path) -> int:
     from .table.game import Table
 
     table = Table(journal)
-    if args.resume and not table.resume():
+    from engines.errors import RulesError
+
+    from .table.game import InputError
+
+    try:
+        resumed = table.resume() if args.resume else True
+    except (RulesError, InputError) as exc:  # a journal the rules no longer accept
+        return fail(f"cannot resume the last game: {exc} (export it or start a new one)")
+    if not resumed:
         print("royal-table serve: no game to resume; starting with the new-game form",
               file=sys.stderr)
     try:
