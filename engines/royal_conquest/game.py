@@ -580,7 +580,17 @@ class GameState:
 
     # -- apply / undo -----------------------------------------------------------------------
 
+    def normalize(self, action: Action) -> Action:
+        """Fill in what the action leaves implicit: the only Battlefield card a hand card can
+        match, the only card a drawn card can take."""
+        if isinstance(action, Play) and action.target is None and self.phase == "play":
+            group = [c for c in self.battlefield if c.arms == action.card.arms]
+            if len(group) == 1:
+                return Play(action.card, group[0])
+        return action
+
     def apply(self, action: Action) -> None:
+        action = self.normalize(action)
         if not self._is_legal(action):
             raise IllegalActionError(f"{action} is not legal in phase {self.phase!r}")
         snapshot = self.to_json()
@@ -1054,7 +1064,18 @@ class GameState:
         for i, r in enumerate(_list(d["results"], None, "results")):
             if not isinstance(r, dict):
                 raise InvalidPositionError("must be an object", f"results[{i}]")
-            results.append(HandResult(**{f.name: r[f.name] for f in fields(HandResult)}))
+            winner = r["winner"]
+            results.append(
+                HandResult(
+                    hand=_nonneg(r["hand"], f"results[{i}].hand"),
+                    winner=None if winner is None else _player(winner, n, f"results[{i}].winner"),
+                    points=_nonneg(r["points"], f"results[{i}].points"),
+                    gems=_nonneg(r["gems"], f"results[{i}].gems"),
+                    go_chips=_nonneg(r["go_chips"], f"results[{i}].go_chips"),
+                    passed_chips=_nonneg(r["passed_chips"], f"results[{i}].passed_chips"),
+                    five_crowns=bool(r["five_crowns"]),
+                )
+            )
         self.results = results
 
     def _validate(self) -> None:
