@@ -80,6 +80,9 @@ class Options:
     drawn_card_unfreezes: bool = True
     # Redeal when the Battlefield is dealt (also by a Dragon) with 3 cards of one coat of arms.
     redeal_on_triple: bool = True
+    # FAQ: a player whose points a Thief/Sweep takes below the minimum may call again once
+    # they have the minimum again (True), instead of needing one more point than at their GO.
+    go_reset_below_minimum: bool = True
     # Who starts the hand after a hand nobody STOPped: "same" first player or the "next" one.
     after_void_hand: str = "same"
     # Stop the match after this many hands even if Gems remain (None: play until pot is empty).
@@ -101,6 +104,7 @@ class Options:
             ("defend_sweep", self.defend_sweep in DEFEND_SWEEP, f"one of {DEFEND_SWEEP}"),
             ("drawn_card_unfreezes", isinstance(self.drawn_card_unfreezes, bool), "a bool"),
             ("redeal_on_triple", isinstance(self.redeal_on_triple, bool), "a bool"),
+            ("go_reset_below_minimum", isinstance(self.go_reset_below_minimum, bool), "a bool"),
             ("after_void_hand", self.after_void_hand in AFTER_VOID, f"one of {AFTER_VOID}"),
             (
                 "max_hands",
@@ -832,6 +836,10 @@ class GameState:
                 card = self._castles(p)[0]
             self.stacks[p].remove(card)
             self.stacks[me].append(card)
+            last = self.go_score[p]
+            if self.options.go_reset_below_minimum and last is not None:
+                if self.score(p).points < self.minimum():
+                    self.go_score[p] = self.minimum() - 1
         self.pending = None
         self.phase = "call"
 
@@ -893,6 +901,7 @@ class GameState:
                 self.phase = "action"
             elif self.phase in ("poison", "dragon"):
                 self.phase = "call"
+                continue
             elif self.phase == "respond":
                 assert self.pending is not None
                 responders = self.pending.responders
