@@ -157,6 +157,9 @@ class CardFace:
         return f"{self.token}+draw" if self.draw else str(self.token)
 
 
+_DECK_ROWS: dict[Deck, list[dict[str, Any]]] = {}
+
+
 @dataclass(frozen=True)
 class Deck:
     """Which token (and draw symbol) each of the 48 War cards carries.
@@ -200,13 +203,14 @@ class Deck:
         return f"{card} ({self.arms_names[card.arms]}, {self.face(card)})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "arms": list(self.arms_names),
-            "cards": [
+        rows = _DECK_ROWS.get(self)
+        if rows is None:
+            rows = [
                 {"card": str(c), "token": str(self.token(c)), "draw": self.has_draw(c)}
                 for c in ALL_WAR_CARDS
-            ],
-        }
+            ]
+            _DECK_ROWS[self] = rows
+        return {"arms": list(self.arms_names), "cards": [dict(r) for r in rows]}
 
     @classmethod
     def from_json(cls, data: Any) -> Deck:

@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from math import comb
+from operator import attrgetter
 from typing import Any
 
 from engines.errors import IllegalActionError, InvalidPositionError, ParseError, RulesError
@@ -34,6 +35,7 @@ from .cards import (
 from .scoring import TRIPLE_GROUPINGS, Score, score_tokens
 
 CHANCE = -1
+_KEY = attrgetter("arms", "n")
 TERMINAL = -2
 
 MIN_POINTS = {2: 5, 3: 3, 4: 2}
@@ -506,7 +508,7 @@ class GameState:
             hand = self.action_hands[player]
             total = sum(hand.values())
             return [(PoisonPick(k), n / total) for k, n in sorted(hand.items()) if n]
-        cards = sorted(self.war_deck)
+        cards = sorted(self.war_deck, key=_KEY)
         return [(DrawWar(c), 1 / len(cards)) for c in cards]
 
     def legal_actions(self) -> list[Action]:
@@ -517,17 +519,17 @@ class GameState:
         me = self.current
         if self.phase == "play":
             out: list[Action] = []
-            for card in sorted(self.hands[me]):
+            for card in sorted(self.hands[me], key=_KEY):
                 group = [c for c in self.battlefield if c.arms == card.arms]
                 if len(group) in (1, 2):
-                    out.extend(Play(card, t) for t in sorted(group))
+                    out.extend(Play(card, t) for t in sorted(group, key=_KEY))
                 else:
                     out.append(Play(card))
             return out
         if self.phase == "take":
             drawn = self.turn.drawn
             assert drawn is not None
-            return [Take(c) for c in sorted(self.battlefield)
+            return [Take(c) for c in sorted(self.battlefield, key=_KEY)
                     if c.arms == drawn.arms and c != drawn]  # fmt: skip
         if self.phase == "action":
             return [Pass(), *self._action_uses(me)]
@@ -563,7 +565,7 @@ class GameState:
             effect = as_kind or kind
             if effect == ActionKind.THIEF:
                 for p in others:
-                    for c in sorted(self.stacks[p]):
+                    for c in sorted(self.stacks[p], key=_KEY):
                         if deck.token(c) in SPECIAL_TOKENS:
                             out.append(UseAction(kind, as_kind, p, c))
             elif effect == ActionKind.SWEEP:
@@ -580,7 +582,7 @@ class GameState:
 
     def _castles(self, player: int) -> list[WarCard]:
         deck = self.options.deck
-        return sorted(c for c in self.stacks[player] if deck.token(c) == Token.CASTLE)
+        return sorted((c for c in self.stacks[player] if deck.token(c) == Token.CASTLE), key=_KEY)
 
     # -- apply / undo -----------------------------------------------------------------------
 
@@ -597,11 +599,11 @@ class GameState:
         action = self.normalize(action)
         if not self._is_legal(action):
             raise IllegalActionError(f"{action} is not legal in phase {self.phase!r}")
-        snapshot = self.to_json()
+        snapshot = self._snapshot()
         try:
             self._apply(action)
         except Exception:
-            self._load(snapshot)
+            self._restore(snapshot)
             raise
         self._history.append(snapshot)
 
@@ -613,7 +615,34 @@ class GameState:
     def undo(self) -> None:
         if not self._history:
             raise IllegalActionError("nothing to undo")
-        self._load(self._history.pop())
+        self._restore(self._history.pop())
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        """Copies of every mutable field (cheaper than to_json; used by apply/undo)."""
+        turn = self.turn
+        pending = self.pending
+        return (
+            self.phase, self.current, self.first_player, self.hand_no, self.pot, list(self.gems),
+            set(self.war_deck), list(self.battlefield), [list(h) for h in self.hands],
+            [list(x) for x in self.stacks], Counter(self.action_deck),
+            Counter(self.action_discard), [Counter(h) for h in self.action_hands],
+            list(self.go_chips), list(self.go_score), list(self.queue),
+            _Turn(turn.played, turn.target, turn.mode, turn.drawn, list(turn.instances)),
+            None if pending is None else _Pending(
+                pending.effect, pending.actor, pending.target, pending.card,
+                list(pending.affected), list(pending.responders), list(pending.protected),
+            ),
+            list(self.revealed), self.redeals, list(self.results),
+        )  # fmt: skip
+
+    def _restore(self, snap: tuple[Any, ...]) -> None:
+        (
+            self.phase, self.current, self.first_player, self.hand_no, self.pot, self.gems,
+            self.war_deck, self.battlefield, self.hands, self.stacks, self.action_deck,
+            self.action_discard, self.action_hands, self.go_chips, self.go_score, self.queue,
+            self.turn, self.pending, self.revealed, self.redeals, self.results,
+        ) = snap  # fmt: skip
+        # the snapshot may be restored only once, so its objects can be taken over as they are
 
     def _is_legal(self, action: Action) -> bool:
         if self.is_terminal():
@@ -933,7 +962,7 @@ class GameState:
             "hand": self.hand_no,
             "pot": self.pot,
             "gems": list(self.gems),
-            "war_deck": [str(c) for c in sorted(self.war_deck)],
+            "war_deck": [str(c) for c in sorted(self.war_deck, key=_KEY)],
             "battlefield": [str(c) for c in self.battlefield],
             "hands": [[str(c) for c in h] for h in self.hands],
             "stacks": [[str(c) for c in s] for s in self.stacks],
