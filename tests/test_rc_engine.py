@@ -178,3 +178,25 @@ def test_a_game_with_every_option_flipped_ends():
         state = play_random_game(players, 11, opts)
         assert state.is_terminal()
         conserved(state)
+
+
+def test_call_phase_without_enough_points_is_an_invalid_position():
+    data = make_state(2, battlefield=["B1"], hands=[["D1"], ["D2"]]).to_json()
+    data["phase"] = "call"
+    with pytest.raises(InvalidPositionError) as err:
+        GameState.from_json(data)
+    assert err.value.field == "phase"
+
+
+def test_a_tables_own_deck_drives_the_game():
+    from engines.royal_conquest import DEFAULT_DECK, Deck
+
+    own = DEFAULT_DECK.to_json()
+    own["cards"][0]["token"], own["cards"][47]["token"] = "castle", "wand"  # A1 <-> L4
+    opts = Options(deck=Deck.from_json(own))
+    state = make_state(2, phase="action", stacks=[["B1", "C1", "L4"], []], hands=[["F1"], ["F2"]],
+                       options=opts)  # fmt: skip
+    assert state.score(0).points == 5  # L4 is a Wand at this table
+    state.apply(parse_action("pass"))
+    assert state.phase == "call"
+    assert GameState.from_json(state.to_json()).options == opts

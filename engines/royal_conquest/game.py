@@ -1141,7 +1141,7 @@ class GameState:
         chance_phases = ("deal", "draw", "bonus", "poison", "dragon")
         if self.queue and self.phase not in chance_phases:
             raise InvalidPositionError(f"no draws can wait in phase {self.phase}", "queue")
-        if self.phase in ("draw", "poison") and not self.queue:
+        if self.phase in ("deal", "draw", "poison", "dragon") and not self.queue:
             raise InvalidPositionError(f"phase {self.phase} needs a draw in the queue", "queue")
         if self.phase == "first" and self.first_player is not None:
             raise InvalidPositionError("first player already known", "first_player")
@@ -1165,6 +1165,15 @@ class GameState:
             if t is None or t not in self.battlefield or t.arms != self.turn.played.arms:
                 raise InvalidPositionError("the hand card's match must be on the Battlefield",
                                            "turn.target")  # fmt: skip
+        if self.phase == "respond":
+            assert self.pending is not None
+            if not self._can_defend(self.pending.responders[0]):
+                raise InvalidPositionError("the player asked holds no Defend or Potion",
+                                           "pending.responders")  # fmt: skip
+        if self.phase == "call":
+            score = self.score(self.current)
+            if not score.must_stop and score.points < self.call_threshold(self.current):
+                raise InvalidPositionError("the player has too few points to call", "phase")
         if self.phase == "play" and not self.hands[self.current]:
             raise InvalidPositionError("the player to play has no cards", "hands")
 
