@@ -248,7 +248,7 @@ class Deck:
 DEFAULT_ARMS_NAMES: tuple[str, ...] = (
     "Lion",
     "Eagle",
-    "Dragon",
+    "Unicorn",
     "Griffin",
     "Stag",
     "Boar",
