@@ -217,3 +217,13 @@ def test_action_phase_belongs_to_the_player_whose_turn_it_is():
     assert state.current_player() == 0
     with pytest.raises(IllegalActionError):
         state.apply(UseAction(ActionKind.THIEF, None, 0, None))
+
+
+def test_whole_sweep_stopped_by_a_later_defender_protects_everyone():
+    state = act(3, stacks=[[], ["B4"], ["D3"]], actions=[{"sweep": 1}, {"defend": 1},
+                                                         {"defend": 1}])  # fmt: skip
+    use(state, "use sweep")
+    state.apply(Pass())  # p1 lets it through...
+    assert state.current_player() == 2
+    state.apply(Defend())  # ...but p2's Defend stops the whole Sweep
+    assert state.stacks[0] == [] and names(state.stacks[1]) == ["B4"]

@@ -220,3 +220,20 @@ def test_wrong_player_or_card_is_illegal_and_changes_nothing():
         with pytest.raises(IllegalActionError):
             play(state, bad)
         assert state.to_json() == before
+
+
+def test_drawn_card_matching_a_draw_symbol_card_is_an_instance():
+    state = two(["C4", "H1"], ["D2", "F2"])
+    play(state, "play D2")
+    draw(state, "C3")
+    assert names(state.stacks[0]) == ["C3", "C4"]
+    assert state.turn.instances == ["draw_symbol"]
+
+
+def test_own_match_on_an_empty_battlefield_is_also_a_clear():
+    state = two([], ["B1", "D2"])
+    play(state, "play B1")
+    draw(state, "B2")
+    assert state.battlefield == []
+    assert state.turn.instances == ["own_match", "clear"]
+    assert len(state.queue) == 2
