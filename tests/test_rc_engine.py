@@ -216,3 +216,15 @@ def test_seeded_games_match_the_golden_record():
         state = play_random_game(players, seed)
         assert state.outcome().to_json() == want["outcome"], key
         assert [r.to_json() for r in state.results] == want["results"], key
+
+
+def test_a_draw_due_from_an_empty_action_deck_is_an_invalid_position():
+    everything = {"thief": 6, "sweep": 4, "defend": 4, "poison": 4, "reveal": 2, "dragon": 2,
+                  "potion": 2}  # fmt: skip
+    state = make_state(2, battlefield=["B1"], hands=[["D1"], ["D2"]],
+                       action_hands=[everything, {}])  # fmt: skip
+    data = state.to_json()
+    data.update(phase="bonus", queue=[["bonus", 0]])
+    with pytest.raises(InvalidPositionError) as err:
+        GameState.from_json(data)
+    assert err.value.field == "queue"

@@ -495,6 +495,7 @@ class GameState:
         return hand[ActionKind.DEFEND] > 0 or hand[ActionKind.POTION] > 0
 
     def chance_outcomes(self) -> list[tuple[Action, float]]:
+        """The possible outcomes of the chance node and their probabilities."""
         if not self.is_chance_node():
             return []
         if self.phase == "first":
@@ -1143,6 +1144,14 @@ class GameState:
             raise InvalidPositionError(f"no draws can wait in phase {self.phase}", "queue")
         if self.phase in ("deal", "draw", "poison", "dragon") and not self.queue:
             raise InvalidPositionError(f"phase {self.phase} needs a draw in the queue", "queue")
+        if self.queue:
+            kind, who = self.queue[0]
+            if kind in ("ahand", "bonus") and not self.action_deck and not self.action_discard:
+                raise InvalidPositionError("an Action card is due but none is left", "queue")
+            if kind == "poison" and (who < 0 or not self.action_hands[who]):
+                raise InvalidPositionError("the poisoned player holds no Action card", "queue")
+            if kind in ("bf", "hand", "turn", "dragon") and not self.war_deck:
+                raise InvalidPositionError("a War card is due but the deck is empty", "queue")
         if self.phase == "first" and self.first_player is not None:
             raise InvalidPositionError("first player already known", "first_player")
         if self.phase not in ("first", "over") and self.first_player is None:
