@@ -228,3 +228,21 @@ def test_a_draw_due_from_an_empty_action_deck_is_an_invalid_position():
     with pytest.raises(InvalidPositionError) as err:
         GameState.from_json(data)
     assert err.value.field == "queue"
+
+
+def test_clone_has_its_own_undo_history():
+    rng = random.Random(4)
+    state = GameState(2)
+    for _ in range(60):
+        state.apply(state.sample_chance(rng) if state.is_chance_node()
+                    else rng.choice(state.legal_actions()))  # fmt: skip
+    twin = state.clone()
+    assert twin.to_json() == state.to_json()
+    for _ in range(30):
+        twin.undo()
+        twin.apply(twin.legal_actions()[0])
+        twin.undo()
+    for _ in range(30):
+        state.undo()
+        twin.undo()
+        assert twin.to_json() == state.to_json()

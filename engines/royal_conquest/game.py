@@ -11,6 +11,7 @@ outcome is an action (`DrawWar`, `DrawAction`, `PoisonPick`, `FirstPlayer`).
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from dataclasses import dataclass, field, fields
@@ -1204,7 +1205,7 @@ class GameState:
 
     def clone(self) -> GameState:
         other = GameState.from_json(self.to_json())
-        other._history = list(self._history)
+        other._history = copy.deepcopy(self._history)  # snapshots are taken over by undo
         return other
 
     def sample_chance(self, rng: random.Random) -> Action:
