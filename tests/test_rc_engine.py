@@ -233,16 +233,18 @@ def test_a_draw_due_from_an_empty_action_deck_is_an_invalid_position():
 def test_clone_has_its_own_undo_history():
     rng = random.Random(4)
     state = GameState(2)
+    seen = []
     for _ in range(60):
+        seen.append(state.to_json())
         state.apply(state.sample_chance(rng) if state.is_chance_node()
                     else rng.choice(state.legal_actions()))  # fmt: skip
     twin = state.clone()
     assert twin.to_json() == state.to_json()
-    for _ in range(30):
-        twin.undo()
-        twin.apply(twin.legal_actions()[0])
+    for _ in range(30):  # the twin goes back and plays on: its objects change
         twin.undo()
     for _ in range(30):
+        twin.apply(twin.sample_chance(rng) if twin.is_chance_node()
+                   else rng.choice(twin.legal_actions()))  # fmt: skip
+    for want in reversed(seen):
         state.undo()
-        twin.undo()
-        assert twin.to_json() == state.to_json()
+        assert state.to_json() == want
