@@ -5,7 +5,6 @@ from __future__ import annotations
 from math import isclose
 
 import pytest
-from rc_support import conserved, draw, make_state, names
 
 from engines.errors import IllegalActionError
 from engines.royal_conquest import (
@@ -17,6 +16,7 @@ from engines.royal_conquest import (
     UseAction,
     parse_action,
 )
+from tests.rc_support import conserved, draw, make_state, names
 
 
 def act(players=2, stacks=None, actions=None, battlefield=None, hands=None, **kw):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from rc_support import conserved, draw, make_state, names
 
 from engines.errors import IllegalActionError
 from engines.royal_conquest import (
@@ -16,6 +15,7 @@ from engines.royal_conquest import (
     parse_action,
     parse_war_card,
 )
+from tests.rc_support import conserved, draw, make_state, names
 
 
 def play(state: GameState, text: str) -> None:

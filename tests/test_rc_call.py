@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from rc_support import conserved, make_state, names
 
 from engines.royal_conquest import (
     Defend,
@@ -16,6 +15,7 @@ from engines.royal_conquest import (
     Stop,
     parse_action,
 )
+from tests.rc_support import conserved, make_state, names
 
 WANDS = ["A1", "B1", "C1"]  # 5 points
 CROWNS5 = ["A3", "B3", "J2", "K2", "L2"]

@@ -6,7 +6,6 @@ import random
 from math import isclose
 
 import pytest
-from rc_support import conserved, draw
 
 from engines.errors import InvalidPositionError
 from engines.royal_conquest import (
@@ -18,6 +17,7 @@ from engines.royal_conquest import (
     first_player_odds,
     parse_war_card,
 )
+from tests.rc_support import conserved, draw
 
 
 def dealt(players: int, seed: int = 1, first: int = 0) -> GameState:

@@ -7,7 +7,6 @@ import random
 from pathlib import Path
 
 import pytest
-from rc_support import conserved, make_state
 
 from engines.errors import IllegalActionError, InvalidPositionError, ParseError
 from engines.royal_conquest import (
@@ -18,6 +17,7 @@ from engines.royal_conquest import (
     parse_action,
     play_random_game,
 )
+from tests.rc_support import conserved, make_state
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
