@@ -39,6 +39,7 @@ from .rules import (
     base_sum,
     dice_for,
     explodes,
+    majority,
     rank_groups,
     split_by_rolls,
     static_total,
@@ -802,10 +803,9 @@ class GameState:
     def _step_awards(self) -> None:
         while self.award_queue:
             t = self.award_queue.pop(0)
-            counts = self.support[t]
-            best = max(counts)
-            holders = [p for p in self.seat_order() if counts[p] == best]
-            if best == 0:
+            most = majority(self.support[t])
+            holders = [p for p in self.seat_order() if p in most]
+            if not holders:
                 self.awards[t] = None
             elif len(holders) == 1:
                 self.awards[t] = holders[0]

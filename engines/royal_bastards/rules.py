@@ -188,6 +188,12 @@ def split_by_rolls(group: list[int], rolls: dict[int, int]) -> list[list[int]]:
     return [[p for p in group if rolls[p] == v] for v in values]
 
 
+def majority(counts: Sequence[int]) -> list[int]:
+    """Indices holding the most Support Tokens on a Territory; empty when nobody has any."""
+    best = max(counts, default=0)
+    return [i for i, c in enumerate(counts) if c == best] if best > 0 else []
+
+
 def tracker(points: int) -> tuple[int, int]:
     """Score Tracker position: (King Me tokens, square 0..49). Past 49 a second token goes on
     and counting restarts at 0, so 50 points is (1, 0). Negative totals sit on 0."""
@@ -205,5 +211,5 @@ def explodes(die: str, index: int, options: Options, own_die: bool) -> bool:
 
 
 __all__ = ["ATTRIBUTES", "Bastard", "Context", "Options", "attribute_value", "base_sum",
-           "card_effects", "condition_holds", "dice_for", "explodes", "rank_groups",
+           "card_effects", "condition_holds", "dice_for", "explodes", "majority", "rank_groups",
            "split_by_rolls", "static_total", "tracker"]
