@@ -50,7 +50,7 @@ def board() -> Board:
 class Driver:
     """Answers chance nodes: a Draw takes the next card the test wants from that deck (if it is
     still in the deck) or else the first card of the deck; a Roll takes the next wanted value
-    (else 1)."""
+    (without one, it stops at the die)."""
 
     def __init__(self, state: GameState) -> None:
         self.state = state
@@ -78,8 +78,10 @@ class Driver:
                         card = c
                 card = card or sorted(s.decks[deck])[0]
                 s.apply(f"draw {deck} {card}")
-            else:
-                s.apply(f"roll {self.rolls.pop(0) if self.rolls else 1}")
+            elif self.rolls:
+                s.apply(f"roll {self.rolls.pop(0)}")
+            else:  # dice wait until the test says what they show
+                break
         return s
 
     def act(self, *actions: str) -> GameState:
@@ -91,7 +93,9 @@ class Driver:
     def pass_all(self) -> GameState:
         """Everyone passes the current Chaos window."""
         s = self.settle()
-        while s.phase in ("window", "end_start", "end_score") and not s.is_chance_node():
+        phase = s.phase
+        while s.phase == phase and phase in ("window", "end_start", "end_score") and (
+                not s.is_chance_node()):
             s.apply(f"p{s.current_player()} pass")
             self.settle()
         return s

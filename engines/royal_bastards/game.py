@@ -739,13 +739,13 @@ class GameState:
         self.phase = "resolve"
         card = self.cards.contests[c.card]
         self.log.append(f"{c.kind} at {c.territory or 'court'}: p{winner} wins")
+        for p in c.participants:  # +1/-1 markers are spent once enforced
+            self.players[p].markers = [m for m in self.players[p].markers
+                                       if m[0] != card.attribute]
         if c.kind == "contest":
             for p in c.participants:
                 for e in card.first if p == winner else card.loser:
                     self._reward(p, e, c)
-        attribute = card.attribute
-        for p in c.participants:
-            self.players[p].markers = [m for m in self.players[p].markers if m[0] != attribute]
         self.discards["contest"].append(c.card)
         self.effects = [e for e in self.effects if e["scope"] != "contest"]
         self.contest = None
