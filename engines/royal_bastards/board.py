@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from engines.errors import InvalidPositionError
@@ -25,23 +26,36 @@ class Board:
     adjacent: frozenset[frozenset[str]]
     hexes: tuple[tuple[str, int, int], ...] = ()  # optional axial positions, for drawing
 
+    @cached_property
+    def _neighbours(self) -> dict[str, tuple[str, ...]]:
+        return {t: tuple(sorted(next(iter(e - {t})) for e in self.adjacent if t in e))
+                for t in self.territories}
+
+    @cached_property
+    def _distances(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for start in self.territories:
+            dist = {start: 0}
+            queue = deque([start])
+            while queue:
+                here = queue.popleft()
+                for nxt in self._neighbours.get(here, ()):
+                    if nxt not in dist:
+                        dist[nxt] = dist[here] + 1
+                        queue.append(nxt)
+            out[start] = dist
+        return out
+
     def neighbours(self, territory: str) -> list[str]:
-        return sorted(next(iter(e - {territory})) for e in self.adjacent if territory in e)
+        return list(self._neighbours.get(territory, ()))
 
     def distances(self, start: str) -> dict[str, int]:
-        dist = {start: 0}
-        queue = deque([start])
-        while queue:
-            here = queue.popleft()
-            for nxt in self.neighbours(here):
-                if nxt not in dist:
-                    dist[nxt] = dist[here] + 1
-                    queue.append(nxt)
-        return dist
+        """Moves needed to reach each Territory from `start` (unreachable ones are absent)."""
+        return dict(self._distances[start])
 
     def within(self, start: str, steps: int) -> list[str]:
         """Territories reachable in 1..steps moves (the start excluded), in laying order."""
-        dist = self.distances(start)
+        dist = self._distances[start]
         return [t for t in self.territories if 0 < dist.get(t, steps + 1) <= steps]
 
     def to_dict(self) -> dict[str, Any]:
