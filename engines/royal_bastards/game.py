@@ -30,13 +30,14 @@ from .actions import (
     parse_action,
 )
 from .board import Board, board_from_dict, random_board
-from .cards import ATTRIBUTES, DECKS, DICE, ROLES, CardSet, Effect, load_card_set
+from .cards import DECKS, DICE, STATIC_KINDS, CardSet, Effect, load_card_set
 from .rules import (
     Bastard,
     Context,
     Options,
     attribute_value,
     base_sum,
+    condition_holds,
     dice_for,
     explodes,
     majority,
@@ -304,7 +305,7 @@ class GameState:
             return [ChooseContest(me, t) for t in self.contested]
         if self.phase == "window":
             return [Pass(me)] + self._plays(("contest", "anytime"))
-        if self.phase in ("end_start",):
+        if self.phase == "end_start":
             return [Pass(me)] + self._plays(("end_game", "anytime"))
         if self.phase == "end_score":
             return [Pass(me)] + self._plays(("end_game",))
@@ -443,21 +444,22 @@ class GameState:
         elif effect.kind == "reveal_skeleton" and b is not None and b.skeleton and not b.revealed:
             b.revealed = True
             self.log.append(f"p{player}'s {b.role} skeleton revealed: {b.skeleton}")
-            for e in self.cards.skeletons[b.skeleton].effects:
-                if e.kind not in ("modify", "extra_die", "hand_limit", "rap"):
-                    self._immediate(e, player, b, b.location)
+            self._take_effect(player, b, self.cards.skeletons[b.skeleton].effects)
+
+    def _take_effect(self, player: int, b: Bastard, effects: tuple[Effect, ...]) -> None:
+        """A Fortune gained or a Skeleton revealed: its once-effects happen now (its static
+        ones are read from the card whenever needed)."""
+        for e in effects:
+            if e.kind not in STATIC_KINDS:
+                self._immediate(e, player, b, b.location)
 
     def _holds(self, effect: Effect, b: Bastard) -> bool:
-        from .rules import condition_holds
-
         return condition_holds(self.cards, effect.cond, b, self.contest_attribute())
 
     def _gain_card(self, player: int, b: Bastard, deck: str, card: str) -> None:
         if deck == "fortune":
             b.fortune = card
-            for e in self.cards.fortunes[card].effects:
-                if e.kind not in ("modify", "extra_die", "hand_limit", "rap"):
-                    self._immediate(e, player, b, b.location)
+            self._take_effect(player, b, self.cards.fortunes[card].effects)
         else:
             b.skeleton = card
             b.revealed = False
@@ -929,13 +931,6 @@ class GameState:
         data["decks"] = {d: len(v) for d, v in data["decks"].items()}
         return data
 
-    def copy(self) -> GameState:
-        other = GameState(self.cards, self.board, self.options,
-                          [p.colour for p in self.players], self.first)
-        other._load_core(self._dump_core())
-        other.history = list(self.history)
-        return other
-
 
 def new_game(players: int = 4, cards: CardSet | None = None, board: Board | None = None,
              options: Options | None = None, first_player: int = 0,
@@ -982,5 +977,5 @@ def play_random_game(seed: int, players: int = 4, cards: CardSet | None = None,
     raise RulesError(f"game {seed} did not end within {max_actions} actions")
 
 
-__all__ = ["ATTRIBUTES", "CHANCE", "ROLES", "TERMINAL", "Contest", "GameState", "Outcome",
+__all__ = ["CHANCE", "TERMINAL", "Contest", "GameState", "Outcome",
            "Player", "new_game", "play_random_game", "random_action"]
