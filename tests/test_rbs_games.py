@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from engines.royal_bastards import (
     GameState,
+    Options,
     new_game,
     play_random_game,
     random_action,
@@ -105,3 +106,17 @@ def test_view_hides_other_hands_and_skeletons():
                 assert b["skeleton"] == "hidden"
     assert all(isinstance(v, int) for v in view["decks"].values())
     assert "cards" not in view
+
+
+@pytest.mark.parametrize("options", [
+    Options(firstborn_reroll="never", attribute_floor=None, reshuffle_discards=False),
+    Options(draw_count=1, hand_limit=1, support_tokens=5, reveal_skeletons_at_end=True),
+    Options(crown_tie_firstborn_only=True, end_game_territory_order="rap",
+            extra_d10_explodes=True, uncontested_base=1, uncontested_extra=0),
+])
+def test_games_end_under_every_option(options):
+    for seed, players in ((1, 2), (2, 3), (3, 4)):
+        state = play_random_game(seed, players, options=options)
+        assert state.is_terminal()
+        state.check_invariants()
+        assert GameState.from_json(state.to_json()).options == options

@@ -647,3 +647,24 @@ def test_from_json_names_the_bad_field(mutate, field):
     with pytest.raises(InvalidPositionError) as err:
         GameState.from_json(data)
     assert err.value.field == field
+
+
+def test_fortune_once_effects_happen_when_gained():
+    d = donny_vs_barry(fortunes=["old-friends", "war-chest"])
+    s = d.state
+    assert s.support["orkland"] == [2, 0]  # Old Friends: +2 in the Hometown
+    # War Chest: 2 Global Support Tokens, placed before anything else happens
+    assert s.current_player() == 1 and s.players[1].pending_global == 2
+    d.act("p1 place 2 giants-step")
+    assert s.support["giants-step"] == [0, 2]
+    assert s.phase == "movement" and s.current_player() == 0
+
+
+def test_global_support_from_a_chaos_card_interrupts_the_window():
+    d = donny_vs_barry(hands=[[], ["town-crier"]])
+    s = contest_at_tv(d)
+    s.apply("p1 play town-crier p1.firstborn")
+    assert s.current_player() == 1 and {str(a) for a in s.legal_actions()} == {
+        f"p1 place 1 {t}" for t in s.board.territories}
+    s.apply("p1 place 1 dark-hallows")
+    assert s.phase == "window" and s.current_player() == 0
