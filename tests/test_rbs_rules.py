@@ -188,12 +188,17 @@ def test_contest_phase_gives_uncontested_support_too():
     assert s.support["goblin-warrens"] == [0, 2]
 
 
-def test_champion_rolls_d8_and_adds_its_attribute():
-    d = donny_vs_barry()
-    s = edit(d.state, lambda data: add_bastard(data, 0, "toad", "champion",
-                                                "treasured-valley"))
+def toad_joins_donny_at_tv() -> tuple[Driver, GameState]:
+    """Donny's Champion Toad already waits in Treasured Valley; Donny walks in too."""
+    s = edit(donny_vs_barry().state, lambda data: add_bastard(data, 0, "toad", "champion",
+                                                               "treasured-valley"))
     d = Driver(s)
     contest_at_tv(d)
+    return d, s
+
+
+def test_champion_rolls_d8_and_adds_its_attribute():
+    d, s = toad_joins_donny_at_tv()
     d.pass_all()
     assert [x["die"] for x in s.contest.dice] == ["d10", "d8", "d10"]
     assert s.contest_attribute_total(0) == 1 + 2  # Donny + Toad magic
@@ -225,11 +230,7 @@ def test_firstborn_reroll_option(mode, rolls):
 
 
 def test_only_the_firstborn_d10_explodes():
-    d = donny_vs_barry()
-    s = edit(d.state, lambda data: add_bastard(data, 0, "toad", "champion",
-                                                "treasured-valley"))
-    d = Driver(s)
-    contest_at_tv(d)
+    d, s = toad_joins_donny_at_tv()
     d.pass_all()
     s.apply("roll 1")
     s.apply("roll 8")  # the Champion's 8 does not roll again

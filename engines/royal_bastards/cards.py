@@ -237,8 +237,17 @@ class Effect:
         return Effect(kind, amount=amount, cond=cond)
 
 
+class _Card:
+    """Cards (and tiles) read as their id in the notation."""
+
+    id: str
+
+    def __str__(self) -> str:
+        return self.id
+
+
 @dataclass(frozen=True)
-class Territory:
+class Territory(_Card):
     id: str
     name: str
     rap: int  # Royal Approval Points
@@ -246,12 +255,9 @@ class Territory:
     colour: str
     capital: bool = False  # Joda City: the First Player's tile and the Turn 9 Festival
 
-    def __str__(self) -> str:
-        return self.id
-
 
 @dataclass(frozen=True)
-class BastardCard:
+class BastardCard(_Card):
     id: str
     name: str
     race: str
@@ -262,12 +268,9 @@ class BastardCard:
     def attr(self, attribute: str) -> int:
         return self.attributes[ATTRIBUTES.index(attribute)]
 
-    def __str__(self) -> str:
-        return self.id
-
 
 @dataclass(frozen=True)
-class EffectCard:
+class EffectCard(_Card):
     """A Skeleton or Fortune card."""
 
     id: str
@@ -275,12 +278,9 @@ class EffectCard:
     effects: tuple[Effect, ...]
     count: int = 1
 
-    def __str__(self) -> str:
-        return self.id
-
 
 @dataclass(frozen=True)
-class ContestCard:
+class ContestCard(_Card):
     id: str
     name: str
     attribute: str
@@ -289,21 +289,15 @@ class ContestCard:
     loser: tuple[Effect, ...]  # reward of each loser
     count: int = 1
 
-    def __str__(self) -> str:
-        return self.id
-
 
 @dataclass(frozen=True)
-class ChaosCard:
+class ChaosCard(_Card):
     id: str
     name: str
     timing: str
     target: str  # whose Bastard it may target: own, rival, any
     effects: tuple[Effect, ...]
     count: int = 1
-
-    def __str__(self) -> str:
-        return self.id
 
 
 @dataclass(frozen=True)
