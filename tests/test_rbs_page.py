@@ -18,6 +18,7 @@ def test_page_renders(client):
     assert r.status_code == 200
     html = r.get_data(as_text=True)
     assert "Royal Bastards" in html and "api/contest" in html and "api/score" in html
+    assert "api/new" in html and "api/apply" in html  # the whole-game panel
     assert "http://" not in html and "https://" not in html  # no CDN
 
 
