@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_rbs_table import rulebook_example
 
+from tests.test_rbs_table import rulebook_example
 from webui.cli import main
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from test_rbs_table import rulebook_example
 
+from tests.test_rbs_table import rulebook_example
 from webui.app import create_app
 
 

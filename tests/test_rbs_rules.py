@@ -9,11 +9,11 @@ Barry: Human Noble, might 1 magic 2 mastery 3 move 2, home treasured-valley.
 from __future__ import annotations
 
 import pytest
-from rbs_helpers import CARDS, Driver, add_bastard, edit, start
 
 from engines.errors import IllegalActionError, InvalidPositionError
 from engines.royal_bastards import CHANCE, GameState, Options, new_game
 from engines.royal_bastards.actions import Move, Play
+from tests.rbs_helpers import CARDS, Driver, add_bastard, edit, start
 
 
 def donny_vs_barry(**kw) -> Driver:
