@@ -238,3 +238,15 @@ def test_an_export_cut_before_a_hidden_draw_is_settled_on_import(table):
     table.import_game(data)
     assert table.events[-1].text == "white draw ?" and table.state.phase.value == "movement"
     assert table.journal.events(table.game_id)[-1].text == "white draw ?"
+
+
+def test_a_declared_joker_is_its_own_move_and_its_template_plays(tmp_path):
+    table = Table(Journal(tmp_path / "journal.sqlite"))
+    table.new_game(GameSetup.from_json(dict(SETUP, options={"joker_declared_colour": True})))
+    at_round_2_move(table)
+    groups = [m for m in legal_moves(table.state)["moves"]
+              if m["from"] == "c2" and m["to"] == "c3" and m["colour"] == "joker"]
+    assert sorted(g["declared"] for g in groups) == ["black", "red"]
+    red = next(g for g in groups if g["declared"] == "red")
+    table.act(red["template"].format(card="JK"))
+    assert to_json(table.state)["board"]["c3"]["declared"] == "red"

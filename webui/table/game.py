@@ -518,22 +518,28 @@ def legal_moves(state: GameState, hand: list[Card] | None = None) -> dict:
         known = known_hand_state(state, hand)
         moves = [{"action": str(a), "from": CELL_NAMES[a.frm], "to": CELL_NAMES[a.to],
                   "unit": state.units[a.frm].kind, "card": a.card.code,
-                  "colour": card_class(a.card)}
+                  "colour": card_class(a.card),
+                  "declared": a.declared.value if a.declared else None}
                  for a in known.movement_actions(side)]
         return {"side": side.value, "exact": True, "moves": moves}
-    groups: dict[tuple[str, str, str], dict] = {}
+    groups: dict[tuple, dict] = {}
     for a in state.movement_actions(side):
-        key = (CELL_NAMES[a.frm], CELL_NAMES[a.to], card_class(a.card))
+        # a joker named red or black (joker_declared_colour option) is its own choice
+        declared = a.declared.value if a.declared else None
+        key = (CELL_NAMES[a.frm], CELL_NAMES[a.to], card_class(a.card), declared)
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"from": key[0], "to": key[1], "colour": key[2],
-                               "unit": state.units[a.frm].kind, "cards": []}
+                               "declared": declared, "unit": state.units[a.frm].kind,
+                               "cards": []}
         if a.card.code not in g["cards"]:
             g["cards"].append(a.card.code)
     order = {"red": 0, "black": 1, "joker": 2}
-    moves = sorted(groups.values(), key=lambda g: (g["from"], g["to"], order[g["colour"]]))
+    moves = sorted(groups.values(), key=lambda g: (g["from"], g["to"], order[g["colour"]],
+                                                   g["declared"] or ""))
     for g in moves:
-        g["template"] = f"{side.value} move {g['from']}-{g['to']} {{card}}"
+        g["template"] = (f"{side.value} move {g['from']}-{g['to']} {{card}}"
+                         + (f" as-{g['declared']}" if g["declared"] else ""))
     return {"side": side.value, "exact": False, "moves": moves}
 
 

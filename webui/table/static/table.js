@@ -314,7 +314,8 @@ function renderMoves(data) {
     const row = el("div", { class: "unit-moves" },
       el("span", { class: "unit-name" }, `${moves[0].unit} ${from}`));
     for (const m of moves) {
-      const label = data.exact ? `\u2192${m.to} ${cardLabel(m.card)}` : `\u2192${m.to}`;
+      const named = m.declared ? ` as ${m.declared}` : "";
+      const label = (data.exact ? `\u2192${m.to} ${cardLabel(m.card)}` : `\u2192${m.to}`) + named;
       const btn = el("button", { type: "button", class: "move " + m.colour, "data-from": m.from, "data-to": m.to,
         "data-colour": m.colour, "data-card": data.exact ? m.card : null,
         title: data.exact ? m.action : `${m.colour} card (${m.cards.length} possible)` },
