@@ -16,6 +16,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,12 +107,18 @@ def install(app, table: Table, camera: LiveCamera, data_dir: Path) -> TableConte
     return ctx
 
 
+_CTX_LOCK = threading.Lock()  # two first requests must not open two journals
+
+
 def ctx() -> TableContext:
     found = current_app.extensions.get("royal_table")
     if found is None:
-        data_dir = data_dir_of(current_app.config)
-        table = Table(Journal(data_dir / JOURNAL_NAME))
-        found = install(current_app, table, LiveCamera(None), data_dir)
+        with _CTX_LOCK:
+            found = current_app.extensions.get("royal_table")
+            if found is None:
+                data_dir = data_dir_of(current_app.config)
+                table = Table(Journal(data_dir / JOURNAL_NAME))
+                found = install(current_app, table, LiveCamera(None), data_dir)
     return found
 
 
