@@ -482,6 +482,8 @@ function render(v) {
   if (current && v.version < current.version) return;  // an older message arrived late
   const newTurn = !current || !current.game || !v.game || current.version !== v.version;
   if (current && current.to_move !== v.to_move && v.to_move) clearHand();  // another player's hand
+  const gameChanged = v.game && (!current || !current.game || current.game.id !== v.game.id);
+  if (gameChanged) $("newgame").hidden = true;  // a game began (here, in another tab, or imported)
   current = v;
   renderStatus(v);
   if (!v.game) {
