@@ -109,6 +109,8 @@ class GameTracker:
 
     def __init__(self, armies: dict[Side, list[str]] | None = None,
                  state: GameState | None = None, settle_frames: int = SETTLE_FRAMES) -> None:
+        # without armies, the units the players place tell them (`_place`)
+        self.infer_armies = armies is None and state is None
         self.state = state or GameState.new(armies)
         for player in self.state.players.values():  # the camera never sees a hand
             if player.hand is not None:
@@ -231,6 +233,7 @@ class GameTracker:
             for key, (old, new) in sorted(diff.items()):
                 if key.endswith(".unit") and old is None and isinstance(new, str) \
                         and new.startswith(side + "-"):
+                    self._expect_kind(state.to_move, new.split("-")[1])
                     return self._event(f"{side} place {new.split('-')[1]} {key[:-5]}", "place",
                                        frame)
             self.holding = f"waiting for {side} to place a unit"
@@ -324,6 +327,18 @@ class GameTracker:
         self.state.apply(action)
         self.journal.append(str(action))
 
+    def _expect_kind(self, side: Side, kind: str) -> None:
+        """Armies not given: the first units placed fill the army, one of each seen."""
+        to_place = self.state.to_place[side]
+        if not self.infer_armies or kind in to_place or not to_place:
+            return
+        player = self.state.players[side]
+        placed = [u.kind for u in self.state.units.values() if u.side is side]
+        to_place[0] = kind
+        player.army = tuple(placed + to_place)
+        self.armies[side] = list(player.army)
+        self.journal.append(f"correct army {side.value} {','.join(player.army)}")
+
     def _finish_turn(self) -> bool:
         """Close the turn in progress with what can't be seen: no attack entered, hand kept."""
         state = self.state
@@ -389,6 +404,8 @@ def replay_journal(log: dict) -> GameState:
     for entry in log["journal"]:
         if entry.startswith("correct remove "):
             tracker._remove_unit(entry.split()[-1])
+        elif entry.startswith("correct army "):
+            continue  # the log's armies are the final ones
         else:
             tracker._apply(parse_action(entry))
     return tracker.state

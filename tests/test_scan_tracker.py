@@ -94,3 +94,13 @@ def test_event_log_saves_and_replays_into_the_engine():
     log = json.loads(json.dumps(tracker.log_json()))
     assert log["events"] and log["journal"]
     assert to_json(replay_journal(log)) == to_json(tracker.state)
+
+
+def test_armies_are_inferred_from_the_units_placed():
+    steps = record_game(4)
+    armies = {Side(k): sorted(v) for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker()  # no armies given
+    for frame in frames_of(steps[:40], _empty(steps), seed=4):
+        tracker.update(frame)
+    assert {s: sorted(a) for s, a in tracker.armies.items()} == armies
+    assert [e.text for e in tracker.events] == truth_events(steps[:40])
