@@ -12,6 +12,7 @@ from flask import Flask
 
 # url prefix -> module exposing `blueprint`
 BLUEPRINTS: dict[str, str] = {
+    "/": "webui.table_page",  # the Royal Battles table page
     "/bc": "webui.battle_cards_page",
     "/rc": "webui.royal_conquest_page",
     "/rbs": "webui.royal_bastards_page",

@@ -54,6 +54,8 @@ def _guard(func):
     def wrapper(args: argparse.Namespace) -> int:
         try:
             return func(args)
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): not a file problem
         except (OSError, UnicodeDecodeError) as exc:
             print(f"royal-table rb: cannot read {args.position}: {exc}", file=sys.stderr)
         except RulesError as exc:
@@ -102,14 +104,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if o.attack is None:
             print(f"{move:<22} -")
             continue
-        effects = ", ".join(
-            f"{e['cell']} {'+' + str(e['healed']) if e['healed'] else '-' + str(e['damage'])}"
-            + (" removed" if e["removed"] else "") for e in j["effects"]) or "-"
+        effects = ", ".join(_effect_text(e) for e in j["effects"]) or "-"
         print(f"{move:<22} {j['target']:<6} {j['style']:<9} {' '.join(j['trumps']) or '-':<12} "
               f"{j['needed']:<4} {'yes' if j['hit'] else 'no':<4} "
               f"{'yes' if j['critical'] else 'no':<4} {effects:<28} "
               f"{'yes' if j['key'] else 'no':<3} {j['draws']}")
     return 0
+
+
+def _effect_text(e: dict) -> str:
+    text = f"{e['cell']} heal {e['healed']}" if e["healed"] else f"{e['cell']} dmg {e['damage']}"
+    return text + (" removed" if e["removed"] else "")
 
 
 @_guard

@@ -51,6 +51,8 @@ def to_json(state: GameState) -> dict[str, Any]:
             entry["digit_corners"] = top.corners.value
         if top.declared is not None:
             entry["declared"] = top.declared.value
+        if all(p.owner is not None for p in stack):
+            entry["owners"] = [p.owner.value for p in stack]
         unit = state.units.get(cell)
         if unit is not None:
             entry["unit"] = {"side": unit.side.value, "kind": unit.kind, "injury": unit.injury}
@@ -72,7 +74,7 @@ def to_json(state: GameState) -> dict[str, Any]:
         "hand_sizes": {s.value: players[s].hand_size for s in Side},
         "decks": {s.value: players[s].deck for s in Side},
         "discards": {s.value: [c.code for c in players[s].discards] for s in Side},
-        "armies": {s.value: list(players[s].army) for s in Side},
+        "armies": {s.value: list(players[s].army) for s in Side if players[s].army},
         "pending": [_pending_json(p) for p in state.pending],
     }
     if state.outcome is not None:
@@ -191,7 +193,8 @@ def _from_json(data: Any) -> GameState:
         except ParseError as exc:
             raise InvalidPositionError(str(exc), field=f) from None
         _expect(isinstance(entry, dict), "must be an object with 'cards'", f)
-        extra = set(entry) - {"cards", "orientation", "digit_corners", "declared", "unit"}
+        extra = set(entry) - {"cards", "orientation", "digit_corners", "declared", "unit",
+                              "owners"}
         _expect(not extra, f"unknown field(s) {sorted(extra)}", f)
         cards = entry.get("cards")
         _expect(isinstance(cards, list), "'cards' must be a list (bottom to top)", f + ".cards")
@@ -271,7 +274,7 @@ def _from_json(data: Any) -> GameState:
                     f"armies.{side.value}")
             player.army = tuple(army)
         else:
-            player.army = tuple(sorted(u.kind for u in state.units.values() if u.side is side))
+            player.army = ()  # not known: units already removed can't be seen
         known[side].update(player.initiative_pile)
         known[side].update(player.hand or [])
         known[side].update(player.discards)
@@ -284,7 +287,7 @@ def _from_json(data: Any) -> GameState:
         everything.update(stack)
     for card, n in everything.items():
         _expect(n <= MAX_COPIES[card], f"{n} copies of {card}; the two decks hold "
-                f"{MAX_COPIES[card]}", "board" if n else "")
+                f"{MAX_COPIES[card]}", "cards")
 
     # Board cards don't say whose deck they came from: give each to the side with more copies
     # of it left unseen, so both decks stay consistent.
@@ -292,14 +295,29 @@ def _from_json(data: Any) -> GameState:
     for side in Side:
         over = known[side] - Counter(DECK)
         _expect(not over, f"more {', '.join(map(str, over))} than one deck holds", side.value)
+    required = {s: _int(decks.get(s, 0), f"decks.{s.value}", 0, 54)
+                + state.players[s].hidden_hand_size for s in Side}
     for cell, stack, entry in placed:
+        f = f"board.{CELL_NAMES[cell]}"
+        owners = entry.get("owners")
+        if owners is not None:
+            _expect(isinstance(owners, list) and len(owners) == len(stack)
+                    and all(o in ("white", "black") for o in owners),
+                    "must name white or black for each card", f + ".owners")
         stack_placed = []
         for i, card in enumerate(stack):
-            owner = max(Side, key=lambda s: (unseen[s][card], s is Side.WHITE))
+            if owners is not None:
+                owner = Side(owners[i])
+                _expect(unseen[owner][card] > 0, f"{owner.value}'s deck has no {card} left",
+                        f"{f}.owners[{i}]")
+            else:
+                # Whose deck a board card came from is not visible: give it to a side that
+                # still has a copy, the one with the most cards to spare.
+                owner = max(Side, key=lambda s: (unseen[s][card] > 0,
+                                                 sum(unseen[s].values()) - required[s]))
             unseen[owner][card] -= 1
             top = i == len(stack) - 1
-            stack_placed.append(_placed(card, owner, entry if top else {},
-                                        f"board.{CELL_NAMES[cell]}"))
+            stack_placed.append(_placed(card, owner, entry if top else {}, f))
         state.stacks[cell] = tuple(stack_placed)
     for side in Side:
         player = state.players[side]

@@ -1,0 +1,107 @@
+"""The one detection type every scanner stage reads and writes (as in supervision/norfair).
+
+A frame becomes a `TableReading`: per cell a `CellReading` (top card and piece), plus the two
+initiative cards. Every field that a stage could not decide stays None and is counted as unsure,
+so later stages (the tracker, the rules) never mistake a guess for a reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+UNSURE = None  # a field the scanner could not read with confidence
+
+
+@dataclass
+class CardReading:
+    """One card as seen: where its four corners are and what it is, if readable."""
+
+    corners: np.ndarray | None = None  # 4x2 float32 image pixels, clockwise from top-left
+    card: str | None = UNSURE  # engine code ("10H", "JK"); None = not readable
+    face_down: bool = False
+    orientation: str | None = None  # "portrait" | "landscape" (relative to the board)
+    digit_corners: str | None = None  # "nw-se" | "ne-sw": the diagonal carrying the index
+    confidence: float = 0.0
+    # the classifier's best readings with probabilities, best first, so the rules can pick the
+    # most likely legal one when the top reading is illegal
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "card": self.card,
+            "face_down": self.face_down,
+            "orientation": self.orientation,
+            "digit_corners": self.digit_corners,
+            "confidence": round(float(self.confidence), 4),
+            "corners": None if self.corners is None else np.round(self.corners, 1).tolist(),
+        }
+
+
+@dataclass
+class PieceReading:
+    piece: str | None = UNSURE  # "white-knight", …, or "empty"; None = unsure
+    confidence: float = 0.0
+
+    @property
+    def side(self) -> str | None:
+        return None if self.piece in (None, "empty") else self.piece.split("-")[0]
+
+    @property
+    def kind(self) -> str | None:
+        return None if self.piece in (None, "empty") else self.piece.split("-")[1]
+
+    def to_json(self) -> dict:
+        return {"piece": self.piece, "confidence": round(float(self.confidence), 4)}
+
+
+@dataclass
+class CellReading:
+    cell: str  # "a1" … "g5"
+    empty: bool | None = None  # no card at all; None = unsure
+    card: CardReading | None = None
+    piece: PieceReading | None = None
+
+    @property
+    def unsure(self) -> bool:
+        if self.empty is None:
+            return True
+        if self.empty:
+            return False
+        card_unsure = self.card is None or (self.card.card is None and not self.card.face_down)
+        piece_unsure = self.piece is not None and self.piece.piece is None
+        return card_unsure or piece_unsure
+
+    def to_json(self) -> dict:
+        return {
+            "cell": self.cell,
+            "empty": self.empty,
+            "card": self.card.to_json() if self.card else None,
+            "piece": self.piece.to_json() if self.piece else None,
+            "unsure": self.unsure,
+        }
+
+
+@dataclass
+class TableReading:
+    """Everything one frame showed of the table."""
+
+    frame_index: int = 0
+    board_found: bool = False
+    occluded: bool = False  # hands or arms over the board: never turned into game state
+    cells: dict[str, CellReading] = field(default_factory=dict)
+    initiative: dict[str, CardReading] = field(default_factory=dict)  # "white"/"black"
+    timings_ms: dict[str, float] = field(default_factory=dict)  # per stage
+    message: str = ""  # why the board was not found, etc.
+
+    def to_json(self) -> dict:
+        return {
+            "frame_index": self.frame_index,
+            "board_found": self.board_found,
+            "occluded": self.occluded,
+            "cells": {k: v.to_json() for k, v in sorted(self.cells.items())},
+            "initiative": {k: v.to_json() for k, v in self.initiative.items()},
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "message": self.message,
+        }

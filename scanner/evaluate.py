@@ -1,0 +1,109 @@
+"""Scoring a scan against a recorded fixture's per-frame truth (`render game` output)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+
+from engines.royal_battles import CELL_NAMES
+
+from .detections import TableReading
+
+VISIBLE_VERBS = ("setup", "place", "initiative", "move")
+
+
+def read_truth(path: str | Path) -> Iterator[dict]:
+    """Truth lines of a recorded game (JSON lines, gzipped or not)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _units(position: dict) -> dict[str, str]:
+    return {c: f"{e['unit']['side']} {e['unit']['kind']}"
+            for c, e in position.get("board", {}).items() if e.get("unit")}
+
+
+def truth_events(rows: list[dict]) -> list[str]:
+    """The visible events of a recorded game, in order: what the tracker should report."""
+    events: list[str] = []
+    prev: dict[str, str] = {}
+    for row in rows:
+        units = _units(row.get("position", {}))
+        for action in row.get("actions", []):
+            words = action.split()
+            if words[1] in VISIBLE_VERBS:
+                events.append(action)
+            elif words[1] == "attack":  # units of the other side gone from their cells
+                events += [f"{u} removed {c}" for c, u in sorted(prev.items())
+                           if not u.startswith(words[0]) and units.get(c) != u]
+        prev = units
+    return events
+
+
+def truth_table(row: dict) -> dict[str, object]:
+    """What the camera should read on a frame: top card and unit per cell, initiative cards."""
+    out: dict[str, object] = {}
+    cells = row.get("cells", {})
+    for name in CELL_NAMES:
+        cell = cells.get(name)
+        out[f"{name}.card"] = cell["card"] if cell else None
+        unit = cell.get("unit") if cell else None
+        out[f"{name}.unit"] = f"{unit['side']}-{unit['kind']}" if unit else None
+    for side in ("white", "black"):
+        init = (row.get("initiative") or {}).get(side)
+        out[f"init.{side}"] = init.get("card") if isinstance(init, dict) else init
+    return out
+
+
+def reading_table(reading: TableReading) -> dict[str, object]:
+    """The same keys from a scan; an unsure field reads as '?', which never matches truth."""
+    out: dict[str, object] = {}
+    for name in CELL_NAMES:
+        cell = reading.cells.get(name)
+        if cell is None or cell.empty is None:
+            out[f"{name}.card"] = out[f"{name}.unit"] = "?"
+            continue
+        if cell.empty:
+            out[f"{name}.card"] = out[f"{name}.unit"] = None
+            continue
+        out[f"{name}.card"] = cell.card.card if cell.card and cell.card.card else "?"
+        piece = cell.piece.piece if cell.piece else "?"
+        out[f"{name}.unit"] = None if piece == "empty" else (piece or "?")
+    for side in ("white", "black"):
+        init = reading.initiative.get(side)
+        out[f"init.{side}"] = init.card if init is not None and init.card else (
+            None if init is None or init.corners is None else "?")
+    return out
+
+
+def matched_in_order(got: list[str], want: list[str]) -> int:
+    """Length of the longest common subsequence: events recovered in the right order."""
+    prev = [0] * (len(want) + 1)
+    for g in got:
+        cur = [0]
+        for j, w in enumerate(want):
+            cur.append(prev[j] + 1 if g == w else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def summary(got: list[str], want: list[str], settled: int, settled_right: int,
+            latencies_ms: list[float]) -> dict:
+    recovered = matched_in_order(got, want)
+    lat = sorted(latencies_ms) or [0.0]
+    return {
+        "moves": len(want),
+        "moves_recovered": recovered,
+        "spurious_events": len(got) - recovered,
+        "settled_frames": settled,
+        "settled_frames_right": settled_right,
+        "latency_ms_p50": round(statistics.median(lat), 2),
+        "latency_ms_p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
+    }

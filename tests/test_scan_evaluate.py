@@ -1,0 +1,30 @@
+"""Truth comparison used by `royal-table scan --truth`."""
+
+from scanner.evaluate import matched_in_order, summary, truth_events
+
+
+def test_matched_in_order_counts_the_longest_common_subsequence():
+    assert matched_in_order(["a", "b", "c"], ["a", "b", "c"]) == 3
+    assert matched_in_order(["a", "x", "c"], ["a", "b", "c"]) == 2
+    assert matched_in_order(["c", "b", "a"], ["a", "b", "c"]) == 1
+    assert matched_in_order([], ["a"]) == 0
+
+
+def test_summary_keys_and_spurious():
+    s = summary(["a", "x"], ["a", "b"], 10, 9, [10.0, 20.0, 30.0])
+    assert s["moves"] == 2 and s["moves_recovered"] == 1 and s["spurious_events"] == 1
+    assert s["settled_frames"] == 10 and s["settled_frames_right"] == 9
+    assert s["latency_ms_p50"] == 20.0 and s["latency_ms_p95"] == 30.0
+
+
+def test_truth_events_include_removals_after_attacks():
+    unit = {"side": "black", "kind": "pawn", "injury": 0}
+    rows = [
+        {"actions": ["white move c2-c3 3H"],
+         "position": {"board": {"c3": {"unit": {"side": "white", "kind": "king"}},
+                                "c4": {"unit": unit}}}},
+        {"actions": ["white attack c4 easy"],
+         "position": {"board": {"c3": {"unit": {"side": "white", "kind": "king"}},
+                                "c4": {}}}},
+    ]
+    assert truth_events(rows) == ["white move c2-c3 3H", "black pawn removed c4"]

@@ -1,0 +1,63 @@
+"""Occlusion: hands over the board are caught; a card laid and left is not."""
+
+import cv2
+import numpy as np
+
+from scanner.occlusion import OcclusionDetector
+
+SKIN_BGR = (120, 150, 215)  # a light skin tone
+
+
+def table() -> np.ndarray:
+    img = np.full((360, 640, 3), (40, 90, 40), np.uint8)  # green felt
+    for x in range(100, 540, 90):
+        cv2.rectangle(img, (x, 120), (x + 60, 200), (235, 235, 235), -1)
+    return img
+
+
+def with_hand(img: np.ndarray, x: int) -> np.ndarray:
+    out = img.copy()
+    cv2.ellipse(out, (x, 250), (60, 35), 20, 0, 360, SKIN_BGR, -1)
+    cv2.rectangle(out, (x - 20, 250), (x + 20, 360), SKIN_BGR, -1)  # the arm
+    return out
+
+
+def test_static_table_is_not_occluded():
+    det = OcclusionDetector()
+    assert not any(det.update(table()) for _ in range(10))
+
+
+def test_moving_hand_then_still_hand_then_gone():
+    det = OcclusionDetector()
+    for _ in range(5):
+        det.update(table())
+    assert all(det.update(with_hand(table(), 150 + 20 * i)) for i in range(6))
+    # held still over the board: no motion, but skin where the table was
+    assert all(det.update(with_hand(table(), 270)) for _ in range(5))
+    results = [det.update(table()) for _ in range(5)]
+    assert not results[-1]
+
+
+def test_a_new_card_is_not_a_hand():
+    det = OcclusionDetector()
+    for _ in range(5):
+        det.update(table())
+    laid = table()
+    cv2.rectangle(laid, (300, 230), (360, 310), (240, 240, 240), -1)
+    seen = [det.update(laid) for _ in range(6)]
+    assert seen[0] and not any(seen[1:])  # the one frame it appeared in moved, then quiet
+
+
+def test_region_limits_where_hands_count():
+    det = OcclusionDetector(region=np.array([[90, 110], [550, 110], [550, 210], [90, 210]]))
+    for _ in range(5):
+        det.update(table())
+    far_hand = table()
+    cv2.circle(far_hand, (320, 330), 25, SKIN_BGR, -1)  # below the board area
+    assert not det.update(far_hand)
+
+
+def test_bad_frames_count_as_occluded():
+    det = OcclusionDetector()
+    assert det.update(None) and det.last["reason"] == "no picture"
+    assert det.update(np.zeros((0, 0, 3), np.uint8))

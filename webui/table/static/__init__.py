@@ -1,0 +1,1 @@
+"""Page CSS and JavaScript (a package so that setuptools ships the files)."""

@@ -1,0 +1,1 @@
+"""Page templates (a package so that setuptools ships the *.html files)."""
