@@ -25,7 +25,17 @@ SETTLED_FRAMES = 2
 
 
 def empty_position(first: dict) -> dict:
-    """The empty table before set-up (the engine's records start after the first action)."""
+    """The empty table before set-up (the engine's records start after the first action):
+    the engine's own new game with the recorded armies, else the first position emptied."""
+    try:
+        from engines.royal_battles import GameState, Side
+        from engines.royal_battles.position import to_json
+
+        armies = first["armies"]
+        return to_json(GameState.new({Side.WHITE: list(armies["white"]),
+                                      Side.BLACK: list(armies["black"])}))
+    except (ImportError, KeyError, TypeError, ValueError):
+        pass
     pos = copy.deepcopy(first)
     pos["board"] = {}
     pos["initiative"] = {"white": None, "black": None}
