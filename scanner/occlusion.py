@@ -6,7 +6,8 @@ Three cues on a small grey/colour copy of the board area, cheap enough for every
 - skin: among the changed pixels, the share that look like skin (YCrCb box), so a hand held
   still over the board is still caught, while a newly laid card (white, not skin) is not.
 The last settled view is refreshed only while nothing moves, so a card laid and left becomes
-part of it after a few quiet frames.
+part of it after a few quiet frames; a change that stays perfectly still for longer than a
+hand can is taken as the table.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class OcclusionDetector:
     changed_fraction: float = 0.004  # share of changed pixels worth looking at for skin
     skin_fraction: float = 0.07  # share of changed pixels that look like skin
     quiet_frames: int = 3  # motionless frames before the settled view is refreshed
+    # a change that stays perfectly still this long is the table, not a hand (hands tremble);
+    # without this, a skin-toned card or table would hold the view "occluded" for ever
+    still_limit: int = 5
     region: np.ndarray | None = None  # polygon (N x 2, image px) of board + initiative zones
     _prev: np.ndarray | None = field(default=None, repr=False)
     _settled: np.ndarray | None = field(default=None, repr=False)
@@ -74,9 +78,10 @@ class OcclusionDetector:
             skin = float((is_skin & changed).sum()) / n_changed
         changed_share = n_changed / area
         moving = motion > self.motion_fraction
-        covered = changed_share > self.changed_fraction and skin > self.skin_fraction
-        occluded = moving or covered
         self._quiet = 0 if moving else self._quiet + 1
+        covered = (changed_share > self.changed_fraction and skin > self.skin_fraction
+                   and self._quiet < self.still_limit)
+        occluded = moving or covered
         if self._quiet >= self.quiet_frames and not covered:
             self._settled = grey  # the table as it now lies, new cards included
         self.last = {"motion": round(motion, 4), "changed": round(changed_share, 4),

@@ -223,11 +223,11 @@ class GameTracker:
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
-        removed = self._removal(diff, seen, frame)
-        if removed:
-            return True
         laid = [k[:-5] for k, (_old, new) in diff.items()
                 if k.endswith(".card") and new is not None]
+        # a unit taken off belongs after the attacker's move and before its owner's next one
+        if self._removal(diff, seen, frame, before_moves=not laid):
+            return True
         if state.phase is Phase.PLACE:
             side = state.to_move.value
             for key, (old, new) in sorted(diff.items()):
@@ -291,10 +291,17 @@ class GameTracker:
         self.holding = "; ".join(reasons)
         return False
 
-    def _removal(self, diff: dict, seen: dict, frame: int) -> bool:
-        """A unit gone from a cell whose card did not change, and not moved next door."""
+    def _removal(self, diff: dict, seen: dict, frame: int, before_moves: bool) -> bool:
+        """A unit gone from a cell whose card did not change, and not moved next door.
+        With cards also laid (`before_moves` false), only a removal the engine's current turn
+        explains comes first: the side to move has moved and the unit is its enemy's."""
+        state = self.state
+        attacker_done = state.phase in (Phase.ATTACK, Phase.POST_TURN)
         for key, (old, new) in sorted(diff.items()):
             if not (key.endswith(".unit") and isinstance(old, str) and new is None):
+                continue
+            if not before_moves and not (attacker_done
+                                         and not old.startswith(state.to_move.value + "-")):
                 continue
             cell = key[:-5]
             if f"{cell}.card" in diff:

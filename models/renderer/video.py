@@ -21,7 +21,7 @@ from .scene import Scene
 FPS = 10
 REACH_IN = [0.3, 0.6, 0.85, 1.0]
 REACH_OUT = [0.7, 0.35]
-SETTLED_FRAMES = 2
+SETTLED_FRAMES = 6  # a real table rests for seconds between moves; trackers need a few quiet frames
 
 
 def empty_position(first: dict) -> dict:
