@@ -107,3 +107,25 @@ def summary(got: list[str], want: list[str], settled: int, settled_right: int,
         "latency_ms_p50": round(statistics.median(lat), 2),
         "latency_ms_p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
     }
+
+
+def reading_from_truth(row: dict, frame: int = 0) -> TableReading:
+    """A perfect scanner's reading of a truth line: isolates tracking from recognition."""
+    from .detections import CardReading, CellReading, PieceReading
+
+    reading = TableReading(frame_index=frame, board_found=True)
+    for name in CELL_NAMES:
+        cell = row.get("cells", {}).get(name)
+        if not cell or not cell.get("card"):
+            reading.cells[name] = CellReading(name, empty=True)
+            continue
+        unit = cell.get("unit")
+        piece = f"{unit['side']}-{unit['kind']}" if unit else "empty"
+        reading.cells[name] = CellReading(name, empty=False,
+                                          card=CardReading(card=cell["card"], confidence=1.0),
+                                          piece=PieceReading(piece, 1.0))
+    for side in ("white", "black"):
+        init = (row.get("initiative") or {}).get(side)
+        code = init.get("card") if isinstance(init, dict) else init
+        reading.initiative[side] = CardReading(card=code, confidence=1.0 if code else 0.0)
+    return reading
