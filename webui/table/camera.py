@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from scanner.detections import TableReading
+from scanner.occlusion import OcclusionDetector
 from scanner.sources import FrameSource, SourceError, SourceState, open_source
 
 FILES, RANKS = "abcdefg", "12345"
@@ -123,6 +124,8 @@ class LiveCamera:
         self._thread: threading.Thread | None = None
         self._scan_thread: threading.Thread | None = None
         self._jpeg_cache: dict[tuple, bytes] = {}
+        # hands over the board: such readings are marked occluded and propose nothing
+        self.occlusion = OcclusionDetector()
 
     def start(self) -> LiveCamera:
         """Open the source (raises SourceError at once if it can't be) and start reading."""
@@ -229,6 +232,7 @@ class LiveCamera:
                 continue
             try:
                 reading = reader(image)
+                reading.occluded = reading.occluded or self.occlusion.update(image)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
             with self._cond:
