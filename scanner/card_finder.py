@@ -60,26 +60,26 @@ def _candidates(mask: np.ndarray, min_area: float, max_area: float) -> list[np.n
     return out
 
 
-def _dedupe(quads: list[np.ndarray]) -> list[np.ndarray]:
-    """Keep one quad per card: among quads whose centres sit inside each other, the largest."""
-    quads = sorted(quads, key=quad_area, reverse=True)
+def _dedupe(scored: list[tuple[float, np.ndarray]]) -> list[np.ndarray]:
+    """Keep one quad per card: among quads whose centres sit inside each other, the one with the
+    cleanest edge all round (then the larger)."""
+    scored = sorted(scored, key=lambda cq: (-round(cq[0] / 8), -quad_area(cq[1])))
     kept: list[np.ndarray] = []
-    for q in quads:
+    for _, q in scored:
         c = quad_centre(q)
         dup = False
         for k in kept:
-            if cv2.pointPolygonTest(k.reshape(-1, 1, 2), (float(c[0]), float(c[1])), False) >= 0:
-                kc = quad_centre(k)
-                if cv2.pointPolygonTest(q.reshape(-1, 1, 2), (float(kc[0]), float(kc[1])),
-                                        False) >= 0:
-                    dup = True
-                    break
+            # inside a cleaner outline of similar size: a fragment or a second trace of it
+            if cv2.pointPolygonTest(k.reshape(-1, 1, 2), (float(c[0]), float(c[1])), False) >= 0 \
+                    and quad_area(k) < 2.2 * quad_area(q):
+                dup = True
+                break
         if not dup:
             kept.append(q)
     return kept
 
 
-def find_cards(image: np.ndarray, max_side: int = 800) -> list[np.ndarray]:
+def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
     """Every card-like quadrilateral in a BGR (or gray) image, as 4x2 float32 corners clockwise
     from the top-left, in the image's own pixels. Never raises on odd images: a blank, black or
     tiny image simply has no cards."""
@@ -96,19 +96,63 @@ def find_cards(image: np.ndarray, max_side: int = 800) -> list[np.ndarray]:
         return []  # featureless: blank, black or blown-out frame
     sh, sw = g.shape[:2]
     min_area, max_area = MIN_AREA_FRAC * sh * sw, MAX_AREA_FRAC * sh * sw
-    g = cv2.GaussianBlur(g, (3, 3), 0)
+    # brightness too: court cards' coloured figures are dark in whiteness and would split the
+    # card in two, but are bright in the max channel
+    v = small.max(axis=2) if small.ndim == 3 else small
     quads: list[np.ndarray] = []
     kernel = np.ones((3, 3), np.uint8)
-    # local contrast at two scales (a card is brighter than the table around it), plus Otsu for
-    # frames where cards fill much of the view
-    for frac in (0.12, 0.3):
-        block = int(max(sh, sw) * frac) | 1
-        m = cv2.adaptiveThreshold(g, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY,
-                                  block, -12)
-        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
-        quads += _candidates(m, min_area, max_area)
-    _, m = cv2.threshold(g, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
-    quads += _candidates(m, min_area, max_area)
-    quads = _dedupe(quads)
-    return [(q / scale).astype(np.float32) for q in quads]
+    masks = []
+    for chan in (g, v):
+        chan = cv2.GaussianBlur(chan, (3, 3), 0)
+        # local contrast at two scales (a card is brighter than the table around it), plus
+        # Otsu for frames where cards fill much of the view
+        for frac in (0.12, 0.3):
+            block = int(max(sh, sw) * frac) | 1
+            masks.append(cv2.adaptiveThreshold(chan, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
+                                               cv2.THRESH_BINARY, block, -12))
+        masks.append(cv2.threshold(chan, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1])
+    for m in masks:
+        quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
+    scored = [(card_contrast(g, q), q) for q in quads]
+    scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
+    return [(q / scale).astype(np.float32) for q in _dedupe(scored)]
+
+
+MIN_CONTRAST = 12.0
+
+
+def _scaled(q: np.ndarray, f: float) -> np.ndarray:
+    c = q.mean(0)
+    return (c + (q - c) * f).astype(np.int32)
+
+
+def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
+    """How much whiter the quad's rim (just inside its edges) is than the table just outside:
+    a card has a bright white margin all round; a check of a tablecloth or a glare patch has
+    no clean step at all four sides. Returns the weakest side's step."""
+    h, w = g.shape[:2]
+    x0, y0 = np.maximum(np.floor(quad.min(0) - 0.3 * np.ptp(quad, 0)).astype(int), 0)
+    x1, y1 = np.minimum(np.ceil(quad.max(0) + 0.3 * np.ptp(quad, 0)).astype(int) + 1, [w, h])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return 0.0
+    roi = g[y0:y1, x0:x1]
+    q = quad - [x0, y0]
+    inner = np.zeros(roi.shape, np.uint8)
+    outer = np.zeros(roi.shape, np.uint8)
+    cv2.fillConvexPoly(inner, _scaled(q, 0.93), 1)
+    cv2.fillConvexPoly(inner, _scaled(q, 0.80), 0)
+    cv2.fillConvexPoly(outer, _scaled(q, 1.18), 1)
+    cv2.fillConvexPoly(outer, _scaled(q, 1.05), 0)
+    c = q.mean(0)
+    yy, xx = np.mgrid[0:roi.shape[0], 0:roi.shape[1]]
+    steps = []
+    for k in range(4):  # per side: the wedge from the centre to that side
+        tri = np.zeros(roi.shape, np.uint8)
+        pts = np.array([c, q[k] + (q[k] - c) * 0.5, q[(k + 1) % 4] + (q[(k + 1) % 4] - c) * 0.5])
+        cv2.fillConvexPoly(tri, pts.astype(np.int32), 1)
+        i, o = (inner & tri) > 0, (outer & tri) > 0
+        if not i.any() or not o.any():
+            return 0.0
+        steps.append(float(np.median(roi[i])) - float(np.median(roi[o])))
+    del xx, yy
+    return min(steps)

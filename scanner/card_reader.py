@@ -1,0 +1,104 @@
+"""Read cards: rank and suit (or joker, or face down) from their index corners, with ONNX.
+
+Each card is rectified (`scanner.rectify`), its four corner crops are classified in one batch,
+and the corners are combined: the index may be hidden under a piece at one corner, so the best
+visible index answers, unless another corner confidently says something else. An answer below the
+confidence threshold (chosen on validation designs so answers above it are >= 99.9 % right) is
+given as `card: None`, never as a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .detections import CardReading
+from .rectify import CORNER_NAMES, corner_crops, normalise, portrait_order, rectify
+
+MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
+MODEL_FILE = MODEL_DIR / "card_index.onnx"
+META_FILE = MODEL_DIR / "card_index.json"
+
+
+class ModelMissingError(RuntimeError):
+    pass
+
+
+class CardReader:
+    def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
+                 threshold: float | None = None):
+        import onnxruntime as ort
+
+        model_path, meta_path = Path(model_path), Path(meta_path)
+        if not model_path.exists() or not meta_path.exists():
+            raise ModelMissingError(f"card model missing: {model_path} (rebuild it with "
+                                    "`royal-table train cards`)")
+        meta = json.loads(meta_path.read_text())
+        self.classes: list[str] = meta["classes"]
+        self.temperature = float(meta.get("temperature", 1.0))
+        self.threshold = float(meta["threshold"] if threshold is None else threshold)
+        self.n_cards = self.classes.index("back")  # card classes come first
+        self.back, self.none = self.classes.index("back"), self.classes.index("none")
+        opts = ort.SessionOptions()
+        # one core: the scanner runs beside the web page and the piece stage
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model_path), opts,
+                                            providers=["CPUExecutionProvider"])
+        self.input_name = self.session.get_inputs()[0].name
+
+    def classify(self, crops: np.ndarray) -> np.ndarray:
+        """uint8 crops (N x H x W x 3) -> class probabilities (N x C)."""
+        if len(crops) == 0:
+            return np.zeros((0, len(self.classes)), np.float32)
+        logits = self.session.run(None, {self.input_name: normalise(crops)})[0]
+        z = logits / self.temperature
+        z = z - z.max(1, keepdims=True)
+        p = np.exp(z)
+        return p / p.sum(1, keepdims=True)
+
+    def decide(self, probs: np.ndarray) -> tuple[str | None, bool, str | None, float]:
+        """Combine one card's 4 corner probabilities (nw, ne, se, sw) into (card, face_down,
+        index diagonal of the rectified card, confidence)."""
+        nc = self.n_cards
+        pred = probs.argmax(1)
+        if (pred == self.back).sum() >= 2:
+            return None, True, None, float(probs[:, self.back].mean())
+        cards = probs[:, :nc]
+        i, k = np.unravel_index(int(cards.argmax()), cards.shape)
+        conf = float(cards[i, k])
+        diag = "nw-se" if CORNER_NAMES[i] in ("nw", "se") else "ne-sw"
+        # the opposite corner (same diagonal) agreeing makes the answer firmer
+        j = (i + 2) % 4
+        if pred[j] == k:
+            conf = max(conf, float(probs[j, k]))
+        for m in range(4):
+            if pred[m] < nc and pred[m] != k:
+                conf = min(conf, 1.0 - float(probs[m, pred[m]]))  # corners disagree: unsure
+        card = self.classes[k] if conf >= self.threshold else None
+        return card, False, diag, conf
+
+    def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
+        """Read each card quadrilateral (image corners, any order around the card). The
+        reading's diagonal and orientation are relative to the image (portrait = long side
+        nearer vertical)."""
+        if not quads:
+            return []
+        if image.ndim == 2:
+            image = np.repeat(image[:, :, None], 3, axis=2)
+        ordered = [portrait_order(q) for q in quads]
+        crops = np.concatenate([corner_crops(rectify(image, q)) for q in ordered])
+        probs = self.classify(crops).reshape(len(quads), 4, -1)
+        out = []
+        for q, p in zip(ordered, probs, strict=True):
+            card, down, diag, conf = self.decide(p)
+            long_axis = (q[3] - q[0]) + (q[2] - q[1])
+            portrait = abs(long_axis[1]) >= abs(long_axis[0])
+            if diag is not None and not portrait:
+                diag = "nw-se" if diag == "ne-sw" else "ne-sw"
+            out.append(CardReading(corners=q.astype(np.float32), card=card, face_down=down,
+                                   orientation="portrait" if portrait else "landscape",
+                                   digit_corners=diag, confidence=conf))
+        return out
