@@ -111,3 +111,14 @@ def orientation_sign(H: np.ndarray) -> float:
     p = apply_h(H, np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 4.0]]))
     a, b = p[1] - p[0], p[2] - p[0]
     return float(np.sign(a[0] * b[1] - a[1] * b[0]))
+
+
+def is_proper(H: np.ndarray, extent: tuple[float, float, float, float] = (-1.5, -1.5, 8.5, 5.5)
+              ) -> bool:
+    """A real camera view of the board: the horizon (where w = 0) lies outside the table area
+    and the view is not mirrored. A 'bow-tie' fit (two rows matched in opposite directions)
+    fits the points yet sends the horizon through the board; this rejects it."""
+    x0, y0, x1, y1 = extent
+    pts = np.array([[x0, y0, 1], [x1, y0, 1], [x1, y1, 1], [x0, y1, 1]], np.float64)
+    w = pts @ np.asarray(H, np.float64)[2]
+    return bool((np.all(w > 0) or np.all(w < 0)) and orientation_sign(H) < 0)

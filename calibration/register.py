@@ -25,6 +25,7 @@ from .geometry import (
     cell_at,
     cell_xy,
     fit_homography,
+    is_proper,
     orientation_sign,
     quad_centre,
 )
@@ -70,7 +71,7 @@ def _rank_rows(centres: np.ndarray, tol: float) -> list[list[int]]:
             continue
         order = np.argsort(t)
         cr = _cross_ratio(t[order])
-        if abs(cr - SETUP_CROSS_RATIO) > 0.15:
+        if abs(cr - SETUP_CROSS_RATIO) > 0.08:
             continue
         rows.append([combo[i] for i in order])
     return rows
@@ -95,16 +96,17 @@ def _one_missing(centres: np.ndarray, rows: list[list[int]], ideal1: np.ndarray,
             for full_is_1 in (True, False):
                 for miss in range(4):
                     keep = [k for k in range(4) if k != miss]
-                    for rev in (False, True):
+                    for rev, revf in itertools.product((False, True), repeat=2):
                         t3 = tri_o[::-1] if rev else tri_o
+                        fo = full[::-1] if revf else full
                         if full_is_1:
                             src = np.vstack([ideal1, ideal5[keep]])
                         else:
                             src = np.vstack([ideal1[keep], ideal5])
-                        idx = full + t3 if full_is_1 else t3 + full
+                        idx = fo + t3 if full_is_1 else t3 + fo
                         dst = centres[idx]
                         H = fit_homography(src, dst)
-                        if H is None or orientation_sign(H) >= 0:
+                        if H is None or not is_proper(H):
                             continue
                         err = np.linalg.norm(apply_h(H, src) - dst, axis=1)
                         scale = float(np.linalg.norm(centres[full[3]] - centres[full[0]])) / 6
@@ -215,20 +217,21 @@ def register_from_cards(quads: list[np.ndarray], image_size: tuple[int, int],
     for r1, r5 in itertools.permutations(rows, 2):
         if set(r1) & set(r5):
             continue
-        for rev5 in (False, True):
+        for rev1, rev5 in itertools.product((False, True), repeat=2):
+            r1o = r1[::-1] if rev1 else r1
             r5o = r5[::-1] if rev5 else r5
             src = np.vstack([ideal_rank1, ideal_rank5])
-            dst = centres[r1 + r5o]
+            dst = centres[r1o + r5o]
             H = fit_homography(src, dst)
-            if H is None or orientation_sign(H) >= 0:
-                continue  # mirrored: not a camera looking down at the table
+            if H is None or not is_proper(H):
+                continue  # mirrored or twisted: not a camera looking down at a table
             err = float(np.sqrt((np.linalg.norm(apply_h(H, src) - dst, axis=1) ** 2).mean()))
             scale = float(np.linalg.norm(dst[3] - dst[0])) / 6.0  # pixels per cell, roughly
             rel = err / max(scale, 1e-6)
             if rel > 0.12:
                 continue
             if best is None or rel < best[0] - 1e-9:
-                best = (rel, H, r1 + r5o)
+                best = (rel, H, r1o + r5o)
     if best is None:
         best = _one_missing(centres, rows, ideal_rank1, ideal_rank5)
     if best is None:

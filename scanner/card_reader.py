@@ -80,6 +80,11 @@ class CardReader:
         card = self.classes[k] if conf >= self.threshold else None
         return card, False, diag, conf
 
+    def _settled(self, p: np.ndarray) -> bool:
+        """Both nw and se crops give the same card (or face down) confidently."""
+        a, b = p[0].argmax(), p[2].argmax()
+        return bool(a == b and a != self.none and min(p[0, a], p[2, b]) >= self.threshold)
+
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
@@ -89,8 +94,17 @@ class CardReader:
         if image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
         ordered = [portrait_order(q) for q in quads]
-        crops = np.concatenate([corner_crops(rectify(image, q)) for q in ordered])
-        probs = self.classify(crops).reshape(len(quads), 4, -1)
+        crops = np.stack([corner_crops(rectify(image, q)) for q in ordered])  # N x 4 x ...
+        # first the nw-se diagonal, where standard decks print the index; the other diagonal
+        # only for cards that diagonal did not settle (half the model work per frame)
+        probs = np.zeros((len(quads), 4, len(self.classes)), np.float32)
+        probs[:, [1, 3], self.none] = 1.0
+        probs[:, [0, 2]] = self.classify(crops[:, [0, 2]].reshape(-1, *crops.shape[2:])) \
+            .reshape(len(quads), 2, -1)
+        again = [i for i in range(len(quads)) if not self._settled(probs[i])]
+        if again:
+            probs[again, 1::2] = self.classify(
+                crops[again][:, [1, 3]].reshape(-1, *crops.shape[2:])).reshape(len(again), 2, -1)
         out = []
         for q, p in zip(ordered, probs, strict=True):
             card, down, diag, conf = self.decide(p)

@@ -15,16 +15,48 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from calibration.geometry import CELLS, apply_h, cell_xy, order_quad, quad_area
+from calibration.geometry import CELLS, apply_h, cell_xy
 from calibration.profile import Profile
 
-from .card_finder import card_contrast, whiteness
+from .card_finder import whiteness
 from .card_reader import CardReader
 from .detections import CardReading, CellReading, PieceReading, TableReading
 
-PATCH_PX = 40  # pixels per cell in the top-down search patch
-PATCH_SPAN = (1.4, 1.25)  # patch size in cells (x, y): a landscape card overhangs its cell
-MIN_STEP = 10.0  # a card's rim must be this much whiter than the table around it
+PATCH_PX = 40  # top-down search patch: pixels per file pitch (ranks scaled to stay metric)
+PATCH_SPAN = (1.5, 1.2)  # patch size in cells (x, y): a landscape card overhangs its cell
+MIN_STEP = 10.0  # a card's rim must be this much whiter than the table just outside it
+# small misplacements a player makes: offsets (patch px) and turns (degrees) tried per card
+OFFSETS = (-3.0, 0.0, 3.0)
+TURNS = (-3.5, 0.0, 3.5)
+SIDE_SAMPLES = 16
+
+
+def _hypotheses(card_px: tuple[float, float]) -> tuple[np.ndarray, list[tuple[bool, np.ndarray]]]:
+    """Sample points just inside and just outside each side of every candidate card rectangle
+    (portrait and landscape, a few offsets and turns), relative to the patch centre.
+    Returns (inside-outside sample offsets: H x 4 sides x S x 2 points x 2 coords, and each
+    hypothesis' (landscape, corners))."""
+    samples, hyps = [], []
+    t = (np.arange(SIDE_SAMPLES) + 0.5) / SIDE_SAMPLES * 0.8 + 0.1  # skip rounded corners
+    for landscape in (False, True):
+        w, h = card_px if not landscape else (card_px[1], card_px[0])
+        base = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+        for turn in TURNS:
+            a = np.radians(turn)
+            R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+            for dx in OFFSETS:
+                for dy in OFFSETS:
+                    c = base @ R.T + [dx, dy]
+                    sides = []
+                    for k in range(4):
+                        p0, p1 = c[k], c[(k + 1) % 4]
+                        d = p1 - p0
+                        n = np.array([d[1], -d[0]]) / (np.linalg.norm(d) + 1e-9)  # outward
+                        pts = p0 + t[:, None] * d
+                        sides.append(np.stack([pts - 2.0 * n, pts + 2.0 * n], axis=1))
+                    samples.append(np.stack(sides))
+                    hyps.append((landscape, c))
+    return np.array(samples), hyps
 
 
 class PieceStage(Protocol):
@@ -32,14 +64,18 @@ class PieceStage(Protocol):
              cells: dict[str, CellReading]) -> dict[str, PieceReading]: ...
 
 
+def _patch_geometry(profile: Profile) -> tuple[int, int, float]:
+    """Patch width, height (px) and pixels per rank pitch."""
+    py = PATCH_PX * max(profile.pitch_ratio, 0.5)
+    return int(PATCH_SPAN[0] * PATCH_PX), int(PATCH_SPAN[1] * py), py
+
+
 def _patch_h(profile: Profile, centre: tuple[float, float]) -> np.ndarray:
-    """Homography patch pixels -> undistorted image pixels for a patch around `centre`."""
-    sx, sy = PATCH_SPAN
-    w, h = int(sx * PATCH_PX), int(sy * PATCH_PX)
-    # patch (u, v): u right along files, v down = toward white (so the patch looks as white sees)
-    A = np.array([[1.0 / PATCH_PX, 0, centre[0] - sx / 2],
-                  [0, -1.0 / PATCH_PX, centre[1] + sy / 2], [0, 0, 1]])
-    del w, h
+    """Homography patch pixels -> undistorted image pixels for a patch around `centre`
+    (u right along the files, v down toward white: the board as white sees it)."""
+    pw, ph, py = _patch_geometry(profile)
+    A = np.array([[1.0 / PATCH_PX, 0, centre[0] - pw / 2 / PATCH_PX],
+                  [0, -1.0 / py, centre[1] + ph / 2 / py], [0, 0, 1]])
     return profile.H @ A
 
 
@@ -50,57 +86,47 @@ class TableScanner:
         self.reader = reader or CardReader()
         self.pieces = pieces
         self.frame_index = 0
-        self._patches = {}
-        for key, centre in self._zones():
-            self._patches[key] = _patch_h(profile, centre)
+        self._geom = _patch_geometry(profile)
+        cw, ch = profile.card_size
+        self._samples, self._hyps = _hypotheses((cw * PATCH_PX, ch * self._geom[2]))
+        self._patches = {key: _patch_h(profile, centre) for key, centre in self._zones()}
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
         z += [("init/" + s, xy) for s, xy in self.profile.initiative.items()]
         return z
 
-    def _find_in_patch(self, image: np.ndarray, key: str) -> tuple[np.ndarray | None, float]:
-        """The card quad (image pixels) in this zone's patch, and its edge contrast."""
+    def _warp_patch(self, image: np.ndarray, key: str) -> np.ndarray:
         Hp = self._patches[key]
-        sx, sy = PATCH_SPAN
-        pw, ph = int(sx * PATCH_PX), int(sy * PATCH_PX)
+        pw, ph, _ = self._geom
         if self.profile.K is not None:
-            # distorted image: map through the exact corners, a local homography is enough
+            # distorted image: a homography through the patch's exact corners is close enough
             corners = np.array([[0, 0], [pw, 0], [pw, ph], [0, ph]], np.float64)
             img_c = self.profile._distort(apply_h(Hp, corners))
             Hp = cv2.getPerspectiveTransform(corners.astype(np.float32),
                                              img_c.astype(np.float32))
-        patch = cv2.warpPerspective(image, Hp, (pw, ph),
-                                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                    borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-        g = whiteness(patch)
-        g = cv2.GaussianBlur(g, (3, 3), 0)
-        _, m = cv2.threshold(g, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        if not contours:
-            return None, 0.0
-        cw, ch = self.profile.card_size
-        card_area = cw * ch * PATCH_PX * PATCH_PX
-        centre = np.array([pw / 2, ph / 2])
-        best, best_score = None, 0.0
-        for c in contours:
-            area = cv2.contourArea(c)
-            if area < 0.45 * card_area or area > 1.6 * card_area:
-                continue
-            rect = cv2.minAreaRect(c)
-            if np.hypot(*(np.array(rect[0]) - centre)) > 0.3 * PATCH_PX:
-                continue
-            quad = order_quad(cv2.boxPoints(rect))
-            if quad_area(quad) > 1.5 * card_area:
-                continue
-            step = card_contrast(g, quad)
-            if step > best_score:
-                best, best_score = quad, step
-        if best is None or best_score < MIN_STEP:
-            return None, best_score
-        img_q = self.profile._distort(apply_h(self._patches[key], best))
-        return img_q.astype(np.float32), best_score
+        return cv2.warpPerspective(image, Hp, (pw, ph),
+                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+
+    def _find_in_patch(self, image: np.ndarray, key: str) -> tuple[np.ndarray | None, float]:
+        """The card quad (image pixels) in this zone, and its rim step (whiteness inside minus
+        outside, the best 3 sides: a piece or a touching neighbour may spoil one)."""
+        pw, ph, _ = self._geom
+        g = whiteness(self._warp_patch(image, key)).astype(np.float32)
+        pts = self._samples + [pw / 2, ph / 2]
+        xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, pw - 1)
+        yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, ph - 1)
+        v = g[yi, xi]  # hyps x 4 x S x 2
+        step = (v[..., 0] - v[..., 1]).mean(axis=2)  # hyps x 4
+        score = np.sort(step, axis=1)[:, 1:].mean(1)
+        best = int(score.argmax())
+        if score[best] < MIN_STEP:
+            return None, float(score[best])
+        _, corners = self._hyps[best]
+        quad = corners + [pw / 2, ph / 2]
+        img_q = self.profile._distort(apply_h(self._patches[key], quad))
+        return img_q.astype(np.float32), float(score[best])
 
     def scan(self, image: np.ndarray) -> TableReading:
         t0 = time.perf_counter()

@@ -32,10 +32,34 @@ def _chunk(args: tuple[int, int, list[str]]) -> tuple[np.ndarray, np.ndarray]:
     return make_set(seed, n, designs)
 
 
+def _cache_file(seed: int, n_cards: int, designs: list[str]) -> Path:
+    import hashlib
+
+    from models.renderer.assets import cache_dir
+
+    src = (HERE / "dataset.py").read_bytes() + (HERE.parent.parent / "scanner" / "rectify.py") \
+        .read_bytes()
+    key = hashlib.sha1(src + repr((seed, n_cards, designs)).encode()).hexdigest()[:16]
+    return cache_dir().parent / "card-crops" / f"{key}.npz"
+
+
 def build_data(seed: int, n_cards: int, designs: list[str], workers: int,
                log=print) -> tuple[np.ndarray, np.ndarray]:
     """Generated in fixed chunks of 500 cards, each with its own seed, so the result does not
-    depend on the number of workers."""
+    depend on the number of workers; cached on disk keyed by the generator's source."""
+    cache = _cache_file(seed, n_cards, designs)
+    if cache.exists():
+        d = np.load(cache)
+        log(f"  {n_cards} cards: cached {cache}")
+        return d["x"], d["y"]
+    x, y = _generate(seed, n_cards, designs, workers, log)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=x, y=y)
+    return x, y
+
+
+def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
+              log=print) -> tuple[np.ndarray, np.ndarray]:
     chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs)
               for i in range((n_cards + 499) // 500)]
     t = time.time()
