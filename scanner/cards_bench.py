@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.geometry import CELLS, SETUP_CELLS, apply_h, cell_xy, quad_centre
+from calibration.geometry import CELLS, SETUP_CELLS, cell_xy
 from calibration.profile import Profile
 
 REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-cards-dev"
@@ -120,9 +120,8 @@ def bench_stills(n: int, seed: int, log=print) -> dict:
 
 
 def bench_registration(n: int, seed: int, log=print) -> dict:
-    from models.renderer import Scene, render_scene
-
     from calibration.register import RegistrationError, register_from_cards
+    from models.renderer import Scene, render_scene
 
     from .card_finder import find_cards
 
@@ -283,5 +282,3 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
             log(f"  cards on a 640x640 photo: median {r['cards_ms_median']:.1f} ms (bar 50 ms)")
     return out
 
-
-__all__ = ["apply_h", "quad_centre", "run", "truth_profile"]
