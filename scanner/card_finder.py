@@ -113,9 +113,19 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
         masks.append(cv2.threshold(chan, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1])
     for m in masks:
         quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
+    # outlines: a card on a white table is no brighter than it, but its edge still shows
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 20, 60)
+    edges = cv2.dilate(edges, kernel)
+    quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
     scored = [(card_contrast(g, q), q) for q in quads]
     scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
-    return [(q / scale).astype(np.float32) for q in _dedupe(scored)]
+    kept = _dedupe(scored)
+    if kept:
+        # cards in one view are of a size; far smaller quads are pips and index marks
+        big = max(quad_area(q) for q in kept)
+        kept = [q for q in kept if quad_area(q) >= 0.2 * big]
+    return [(q / scale).astype(np.float32) for q in kept]
 
 
 MIN_CONTRAST = 12.0
@@ -144,7 +154,6 @@ def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
     cv2.fillConvexPoly(outer, _scaled(q, 1.18), 1)
     cv2.fillConvexPoly(outer, _scaled(q, 1.05), 0)
     c = q.mean(0)
-    yy, xx = np.mgrid[0:roi.shape[0], 0:roi.shape[1]]
     steps = []
     for k in range(4):  # per side: the wedge from the centre to that side
         tri = np.zeros(roi.shape, np.uint8)
@@ -154,5 +163,5 @@ def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
         if not i.any() or not o.any():
             return 0.0
         steps.append(float(np.median(roi[i])) - float(np.median(roi[o])))
-    del xx, yy
-    return min(steps)
+    # either way round: a card is whiter than a dark table, greyer than a white one
+    return max(min(steps), -max(steps))

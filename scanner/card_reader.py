@@ -39,6 +39,7 @@ class CardReader:
         self.classes: list[str] = meta["classes"]
         self.temperature = float(meta.get("temperature", 1.0))
         self.threshold = float(meta["threshold"] if threshold is None else threshold)
+        self.crop = tuple(int(v) for v in meta.get("crop", (48, 30)))  # H, W
         self.n_cards = self.classes.index("back")  # card classes come first
         self.back, self.none = self.classes.index("back"), self.classes.index("none")
         opts = ort.SessionOptions()
@@ -94,7 +95,8 @@ class CardReader:
         if image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
         ordered = [portrait_order(q) for q in quads]
-        crops = np.stack([corner_crops(rectify(image, q)) for q in ordered])  # N x 4 x ...
+        # N cards x 4 corners x H x W x 3
+        crops = np.stack([corner_crops(rectify(image, q), self.crop) for q in ordered])
         # first the nw-se diagonal, where standard decks print the index; the other diagonal
         # only for cards that diagonal did not settle (half the model work per frame)
         probs = np.zeros((len(quads), 4, len(self.classes)), np.float32)

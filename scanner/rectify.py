@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 CANON_W, CANON_H = 100, 140  # a 63 x 88 mm card at ~1.6 px/mm
-CROP_W, CROP_H = 30, 48  # the index region at one corner
+CROP_W, CROP_H = 32, 52  # the index region at one corner (big-index decks reach 0.37 H)
 CORNER_NAMES = ("nw", "ne", "se", "sw")
 CANON_RECT = np.array([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]], np.float32)
 
@@ -42,13 +42,14 @@ def rectify(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def corner_crops(card: np.ndarray) -> np.ndarray:
-    """The four index crops (nw, ne, se, sw) of a rectified card: 4 x CROP_H x CROP_W [x C]."""
+def corner_crops(card: np.ndarray, crop: tuple[int, int] = (CROP_H, CROP_W)) -> np.ndarray:
+    """The four index crops (nw, ne, se, sw) of a rectified card: 4 x H x W [x C]."""
+    ch, cw = crop
     rot = card[::-1, ::-1]
-    nw = card[:CROP_H, :CROP_W]
-    ne = card[:CROP_H, CANON_W - CROP_W:][:, ::-1]
-    se = rot[:CROP_H, :CROP_W]
-    sw = rot[:CROP_H, CANON_W - CROP_W:][:, ::-1]
+    nw = card[:ch, :cw]
+    ne = card[:ch, CANON_W - cw:][:, ::-1]
+    se = rot[:ch, :cw]
+    sw = rot[:ch, CANON_W - cw:][:, ::-1]
     return np.stack([nw, ne, se, sw])
 
 

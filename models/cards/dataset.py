@@ -62,7 +62,7 @@ def _light(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.5:
-        s = rng.uniform(0.3, 1.6)
+        s = rng.uniform(0.3, 1.2)
         img = cv2.GaussianBlur(img, (0, 0), s)
     if rng.random() < 0.15:
         k = int(rng.integers(3, 8))
@@ -73,7 +73,7 @@ def _camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         img = cv2.filter2D(img, -1, ker / max(ker.sum(), 1e-6))
     img = img + rng.normal(0, rng.uniform(0, 7), img.shape)
     img = np.clip(img, 0, 255).astype(np.uint8)
-    q = int(rng.integers(40, 96))
+    q = int(rng.integers(50, 96))
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
 
@@ -87,7 +87,7 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
     code = "none" if u < p_none else "back" if u < p_none + p_back else \
         ALL_CODES[int(rng.integers(len(ALL_CODES)))]
     # the card as seen: width in pixels, in-plane turn, perspective squash
-    cw = rng.uniform(36, 120)
+    cw = rng.uniform(44, 130)
     chh = cw * 88 / 63
     margin = int(cw * 0.2) + 6
     W = H = int(max(cw, chh) + 2 * margin)
@@ -122,7 +122,7 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
         mirrored = False
     canvas = _camera(_light(canvas, rng), rng)
     # the finder's corners: a little off, from either end of the card
-    det = quad + rng.normal(0, cw * rng.choice([0.012, 0.025, 0.045]), quad.shape).astype(
+    det = quad + rng.normal(0, cw * rng.choice([0.01, 0.02, 0.035]), quad.shape).astype(
         np.float32)
     if rng.random() < 0.5:
         det = np.roll(det, 2, axis=0)
