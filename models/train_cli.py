@@ -16,8 +16,12 @@ def _cards(args: argparse.Namespace) -> int:
     if args.cards < 100 or args.epochs < 1:
         print("error: --cards must be >= 100 and --epochs >= 1", file=sys.stderr)
         return 2
-    from models.cards.train import train
+    from models.cards.train import recalibrate, train
 
+    if args.recalibrate:
+        recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,
+                    out=Path(args.out))
+        return 0
     train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards, epochs=args.epochs,
           workers=args.workers, threads=args.threads, out=Path(args.out))
     return 0
@@ -34,6 +38,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--recalibrate", action="store_true",
+                   help="only re-pick temperature and threshold of the model in --out")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),
                    help="folder for card_index.onnx and card_index.json")
     p.set_defaults(handler=_cards)

@@ -26,6 +26,29 @@ class ModelMissingError(RuntimeError):
     pass
 
 
+def combine(probs: np.ndarray, n_cards: int, back: int) -> tuple[int, bool, int, float]:
+    """One card's corner probabilities (corners x classes) -> (card class, face down, corner
+    that answered, confidence). Two corners of one diagonal agreeing are two looks at the same
+    index: their evidence combines (1 - both wrong); any corner confidently naming another card
+    caps the confidence (a conflict is never an answer). Training picks its threshold through
+    this same function, so the threshold means what the reader does."""
+    pred = probs.argmax(1)
+    if (pred == back).sum() >= 2:
+        return -1, True, -1, float(probs[:, back].mean())
+    cards = probs[:, :n_cards]
+    i, k = np.unravel_index(int(cards.argmax()), cards.shape)
+    conf = float(cards[i, k])
+    n = len(probs)
+    if n == 4 or n == 2:
+        j = (i + n // 2) % n  # the opposite corner of the same diagonal
+        if pred[j] == k:
+            conf = 1.0 - (1.0 - conf) * (1.0 - float(probs[j, k]))
+    for m in range(n):
+        if pred[m] < n_cards and pred[m] != k:
+            conf = min(conf, 1.0 - float(probs[m, pred[m]]))
+    return int(k), False, int(i), conf
+
+
 class CardReader:
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
                  threshold: float | None = None):
@@ -63,28 +86,17 @@ class CardReader:
     def decide(self, probs: np.ndarray) -> tuple[str | None, bool, str | None, float]:
         """Combine one card's 4 corner probabilities (nw, ne, se, sw) into (card, face_down,
         index diagonal of the rectified card, confidence)."""
-        nc = self.n_cards
-        pred = probs.argmax(1)
-        if (pred == self.back).sum() >= 2:
-            return None, True, None, float(probs[:, self.back].mean())
-        cards = probs[:, :nc]
-        i, k = np.unravel_index(int(cards.argmax()), cards.shape)
-        conf = float(cards[i, k])
-        diag = "nw-se" if CORNER_NAMES[i] in ("nw", "se") else "ne-sw"
-        # the opposite corner (same diagonal) agreeing makes the answer firmer
-        j = (i + 2) % 4
-        if pred[j] == k:
-            conf = max(conf, float(probs[j, k]))
-        for m in range(4):
-            if pred[m] < nc and pred[m] != k:
-                conf = min(conf, 1.0 - float(probs[m, pred[m]]))  # corners disagree: unsure
+        k, down, corner, conf = combine(probs, self.n_cards, self.back)
+        if down:
+            return None, True, None, conf
+        diag = "nw-se" if CORNER_NAMES[corner] in ("nw", "se") else "ne-sw"
         card = self.classes[k] if conf >= self.threshold else None
         return card, False, diag, conf
 
     def _settled(self, p: np.ndarray) -> bool:
         """Both nw and se crops give the same card (or face down) confidently."""
-        a, b = p[0].argmax(), p[2].argmax()
-        return bool(a == b and a != self.none and min(p[0, a], p[2, b]) >= self.threshold)
+        k, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
+        return bool(down or conf >= self.threshold)
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The

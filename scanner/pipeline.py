@@ -183,6 +183,25 @@ class TableScanner:
         reading.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return reading
 
+    def recheck(self, image: np.ndarray) -> str:
+        """The slower whole-frame check, for every few seconds rather than every frame: find
+        every card, say whether they still sit on the lattice ('ok', 'moved', 'unknown'), and
+        refine the homography with them when they do (more cards, better fit)."""
+        from calibration.register import check_registration, refine
+
+        from .card_finder import find_cards
+
+        quads = find_cards(image)
+        if self.profile.K is not None:
+            quads = [self.profile.undistort(q).astype(np.float32) for q in quads]
+        status = check_registration(self.profile, quads)
+        if status == "ok":
+            better = refine(self.profile, quads)
+            if better is not self.profile:
+                self.profile = better
+                self._patches = {key: _patch_h(better, c) for key, c in self._zones()}
+        return status
+
     def _board_frame(self, r: CardReading, Hi: np.ndarray) -> None:
         """Orientation and index diagonal relative to the board, not the image."""
         if r.corners is None:

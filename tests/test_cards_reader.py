@@ -138,3 +138,11 @@ def test_piece_stage_is_called(reader):
     reading = TableScanner(truth_profile(truth), reader, pieces=Pieces()).scan(img)
     assert "pieces" in reading.timings_ms
     assert any(c.piece is not None and c.piece.kind == "knight" for c in reading.cells.values())
+
+
+def test_recheck_says_ok_then_moved(reader):
+    img, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    assert scanner.recheck(img) == "ok"
+    shifted = np.roll(img, (150, 260), axis=(0, 1))  # the camera turned
+    assert scanner.recheck(shifted) in ("moved", "unknown")

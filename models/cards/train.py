@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.cards.dataset import CLASSES, NONE, make_set
+from models.cards.dataset import CLASSES, make_set
 from scanner.rectify import CROP_H, CROP_W, normalise
 
 HERE = Path(__file__).resolve().parent
@@ -97,32 +97,73 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     return best_t
 
 
+def card_level(probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validation crops come 4 per card (nw, ne, se, sw): combine them as the reader does.
+    Returns per card (truth class or -1 for no card / a back, predicted class, confidence)."""
+    from scanner.card_reader import combine
+
+    n_cards = CLASSES.index("back")
+    back = CLASSES.index("back")
+    truth, pred, conf = [], [], []
+    for c in range(len(labels) // 4):
+        lab = labels[4 * c:4 * c + 4]
+        real = [x for x in lab if x < n_cards]
+        truth.append(real[0] if real else -1)
+        k, down, _, cf = combine(probs[4 * c:4 * c + 4], n_cards, back)
+        pred.append(-1 if down else k)
+        conf.append(0.0 if down else cf)
+    return np.array(truth), np.array(pred), np.array(conf)
+
+
 def pick_threshold(probs: np.ndarray, labels: np.ndarray,
                    target: float = TARGET_PRECISION) -> tuple[float, dict]:
-    """Lowest confidence threshold at which the card answers (not 'none') given at or above it
-    are at least `target` right on the validation crops."""
-    pred = probs.argmax(1)
-    conf = probs.max(1)
-    answer = pred != NONE
-    order = np.argsort(-conf[answer])
-    c = conf[answer][order]
-    ok = (pred[answer] == labels[answer])[order]
+    """Lowest card-level confidence threshold at which the answers given at or above it are at
+    least `target` right on the validation cards (combined over their corners as the reader
+    combines them)."""
+    truth, pred, conf = card_level(probs, labels)
+    order = np.argsort(-conf)
+    ok = (pred == truth)[order]
+    c = conf[order]
     prec = np.cumsum(ok) / np.arange(1, len(ok) + 1)
     good = np.nonzero(prec >= target)[0]
-    # the largest prefix whose precision holds, then its confidence
     idx = good.max() if len(good) else 0
     thr = float(c[idx]) if len(c) else 1.0
-    thr = min(max(thr, 0.5), 0.9999)
-    keep = answer & (conf >= thr)
-    truth_cards = labels != NONE
+    thr = min(max(thr, 0.5), 0.999999)
+    keep = conf >= thr
+    has_card = truth >= 0
     stats = {
-        "val_crop_accuracy": float((pred == labels).mean()),
-        "val_answered_precision": float((pred[keep] == labels[keep]).mean()) if keep.any()
+        "val_crop_accuracy": float((probs.argmax(1) == labels).mean()),
+        "val_card_accuracy": float((pred[has_card] == truth[has_card]).mean()),
+        "val_answered_precision": float((pred[keep] == truth[keep]).mean()) if keep.any()
         else 0.0,
-        "val_index_recall": float(((pred == labels) & keep & truth_cards).sum()
-                                  / max(truth_cards.sum(), 1)),
+        "val_card_recall": float(((pred == truth) & keep & has_card).sum()
+                                 / max(has_card.sum(), 1)),
     }
     return thr, stats
+
+
+def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = HERE,
+                log=print) -> dict:
+    """Re-pick temperature and threshold for an exported model from the validation designs."""
+    import onnxruntime as ort
+
+    meta_path = out / META_FILE.name
+    meta = json.loads(meta_path.read_text())
+    xva, yva = build_data(seed + 1, n_val, VAL_DESIGNS, workers, log)
+    sess = ort.InferenceSession(str(out / MODEL_FILE.name), providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    x = normalise(xva)
+    lv = np.concatenate([sess.run(None, {name: x[i:i + 2048]})[0]
+                         for i in range(0, len(x), 2048)])
+    T = fit_temperature(lv, yva)
+    z = lv / T
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    thr, stats = pick_threshold(p, yva)
+    meta.update({"temperature": T, "threshold": thr, **stats})
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    log(f"temperature {T:.3f}, threshold {thr:.6f}, {stats}")
+    return meta
 
 
 def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 10,
