@@ -23,7 +23,8 @@ def _cards(args: argparse.Namespace) -> int:
                     out=Path(args.out))
         return 0
     train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards, epochs=args.epochs,
-          workers=args.workers, threads=args.threads, out=Path(args.out))
+          workers=args.workers, threads=args.threads, out=Path(args.out), init=args.init,
+          lr=args.lr)
     return 0
 
 
@@ -38,6 +39,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    p.add_argument("--init", help="start from these torch weights (.pt) instead of scratch")
     p.add_argument("--recalibrate", action="store_true",
                    help="only re-pick temperature and threshold of the model in --out")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),

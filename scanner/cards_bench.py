@@ -129,11 +129,13 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
     from .card_finder import find_cards
 
     rng = np.random.default_rng(seed + 17)
-    ok = found = 0
+    ok = found = in_view = found_in_view = flipped = 0
     errs, times = [], []
     for i in range(n):
         scene = Scene.random(seed * 1000 + 500 + i, split="heldout")
         res = render_scene(setup_position(rng), scene)
+        all_in = all(res.truth["cells"][c].get("in_frame", 0) == 1.0 for c in SETUP_CELLS)
+        in_view += all_in
         t = time.perf_counter()
         try:
             prof = register_from_cards(find_cards(res.image), (scene.width, scene.height))
@@ -142,14 +144,19 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
             continue
         times.append((time.perf_counter() - t) * 1000)
         found += 1
+        found_in_view += all_in
         truth = truth_profile(res.truth)
         pts = np.array([cell_xy(c) for c in CELLS])
         pitch = np.linalg.norm(np.diff(truth.board_to_image(np.array([[3, 2], [4, 2]])), axis=0))
         e = np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image(pts), axis=1)
         worst = float(e.max() / pitch)
+        e180 = np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image([6, 4] - pts), axis=1)
+        flipped += float(e180.max() / pitch) < 0.15
         errs.append(worst)
         ok += worst < 0.15
-    return {"setup_stills": n, "registered": found, "right": ok,
+    return {"setup_stills": n, "all_setup_cards_in_frame": in_view,
+            "registered_of_those": found_in_view, "registered": found, "right": ok,
+            "turned_180": flipped,
             "worst_cell_error_median": statistics.median(errs) if errs else math.nan,
             "register_ms_median": statistics.median(times) if times else math.nan}
 
@@ -271,8 +278,10 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
     if setups:
         log(f"registration from the set-up cards, {setups} held-out stills:")
         out["registration"] = r = bench_registration(setups, seed, log)
-        log(f"  registered {r['registered']}/{r['setup_stills']}, right (every cell within "
-            f"0.15 pitch) {r['right']}; median worst cell error "
+        log(f"  all 8 set-up cards in frame in {r['all_setup_cards_in_frame']}; registered "
+            f"{r['registered']}/{r['setup_stills']} ({r['registered_of_those']} of those), right "
+            f"(every cell within 0.15 pitch) {r['right']}, turned 180° {r['turned_180']}; "
+            "median worst cell error "
             f"{r['worst_cell_error_median']:.3f} pitch; median {r['register_ms_median']:.0f} ms "
             "(find + fit)")
     if real is not None:

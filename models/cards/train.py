@@ -167,7 +167,8 @@ def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = 
 
 
 def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 10,
-          workers: int = 2, threads: int = 1, out: Path = HERE, log=print) -> dict:
+          workers: int = 2, threads: int = 1, out: Path = HERE, init: str | None = None,
+          lr: float = 3e-3, log=print) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -184,9 +185,12 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
     Ytr = torch.from_numpy(ytr)
     Xva = torch.from_numpy(normalise(xva))
     model = make_model()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    if init:  # continue from an earlier run's weights (see the .pt beside the crop cache)
+        model.load_state_dict(torch.load(init, weights_only=True))
+        log(f"  starting from {init}")
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * ((len(Xtr) + 255) // 256)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
     for ep in range(epochs):
         model.train()
@@ -214,6 +218,9 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
     thr, stats = pick_threshold(p, yva)
     log(f"temperature {T:.3f}, threshold {thr:.4f}, {stats}")
     out.mkdir(parents=True, exist_ok=True)
+    weights = _cache_file(seed, n_cards, train_designs).with_suffix(f".e{epochs}.pt")
+    torch.save(model.state_dict(), weights)
+    log(f"weights: {weights}")
     dummy = torch.zeros(1, 3, CROP_H, CROP_W)
     torch.onnx.export(model, dummy, str(out / MODEL_FILE.name), input_names=["crops"],
                       output_names=["logits"], dynamic_axes={"crops": {0: "n"},
@@ -221,7 +228,8 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
                       opset_version=17, dynamo=False)
     meta = {
         "classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
-        "seed": seed, "n_cards": n_cards, "n_val": n_val, "epochs": epochs,
+        "seed": seed, "n_cards": n_cards, "n_val": n_val, "epochs": epochs, "lr": lr,
+        "init": Path(init).name if init else None,
         "train_designs": train_designs, "val_designs": VAL_DESIGNS, **stats,
     }
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
