@@ -31,32 +31,34 @@ TURNS = (-3.5, 0.0, 3.5)
 SIDE_SAMPLES = 16
 
 
-def _hypotheses(card_px: tuple[float, float]) -> tuple[np.ndarray, list[tuple[bool, np.ndarray]]]:
-    """Sample points just inside and just outside each side of every candidate card rectangle
-    (portrait and landscape, a few offsets and turns), relative to the patch centre.
-    Returns (inside-outside sample offsets: H x 4 sides x S x 2 points x 2 coords, and each
-    hypothesis' (landscape, corners))."""
+def _hypotheses(card_px: tuple[float, float], params: list[tuple[bool, float, float, float]]
+                ) -> tuple[np.ndarray, list[tuple[tuple[bool, float, float, float], np.ndarray]]]:
+    """Sample points just inside and just outside each side of candidate card rectangles
+    (landscape?, turn in degrees, dx, dy in patch px), relative to the patch centre.
+    Returns (samples: H x 4 sides x S x 2 (inside, outside) x 2 coords, [(params, corners)])."""
     samples, hyps = [], []
     t = (np.arange(SIDE_SAMPLES) + 0.5) / SIDE_SAMPLES * 0.8 + 0.1  # skip rounded corners
-    for landscape in (False, True):
+    for landscape, turn, dx, dy in params:
         w, h = card_px if not landscape else (card_px[1], card_px[0])
         base = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
-        for turn in TURNS:
-            a = np.radians(turn)
-            R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-            for dx in OFFSETS:
-                for dy in OFFSETS:
-                    c = base @ R.T + [dx, dy]
-                    sides = []
-                    for k in range(4):
-                        p0, p1 = c[k], c[(k + 1) % 4]
-                        d = p1 - p0
-                        n = np.array([d[1], -d[0]]) / (np.linalg.norm(d) + 1e-9)  # outward
-                        pts = p0 + t[:, None] * d
-                        sides.append(np.stack([pts - 2.0 * n, pts + 2.0 * n], axis=1))
-                    samples.append(np.stack(sides))
-                    hyps.append((landscape, c))
+        a = np.radians(turn)
+        R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        c = base @ R.T + [dx, dy]
+        sides = []
+        for k in range(4):
+            p0, p1 = c[k], c[(k + 1) % 4]
+            d = p1 - p0
+            n = np.array([d[1], -d[0]]) / (np.linalg.norm(d) + 1e-9)  # outward
+            pts = p0 + t[:, None] * d
+            sides.append(np.stack([pts - 2.0 * n, pts + 2.0 * n], axis=1))
+        samples.append(np.stack(sides))
+        hyps.append(((landscape, turn, dx, dy), c))
     return np.array(samples), hyps
+
+
+def _coarse_params() -> list[tuple[bool, float, float, float]]:
+    return [(land, turn, dx, dy) for land in (False, True) for turn in TURNS
+            for dx in OFFSETS for dy in OFFSETS]
 
 
 class PieceStage(Protocol):
@@ -88,7 +90,13 @@ class TableScanner:
         self.frame_index = 0
         self._geom = _patch_geometry(profile)
         cw, ch = profile.card_size
-        self._samples, self._hyps = _hypotheses((cw * PATCH_PX, ch * self._geom[2]))
+        self._card_px = (cw * PATCH_PX, ch * self._geom[2])
+        self._samples, self._hyps = _hypotheses(self._card_px, _coarse_params())
+        # the finer look around each coarse rectangle, prepared once per profile
+        self._fine = [_hypotheses(self._card_px, [
+            (land, turn + dt, dx + ex, dy + ey) for dt in (-1.75, 0.0, 1.75)
+            for ex in (-1.5, 0.0, 1.5) for ey in (-1.5, 0.0, 1.5)])
+            for (land, turn, dx, dy), _ in self._hyps]
         self._patches = {key: _patch_h(profile, centre) for key, centre in self._zones()}
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
@@ -114,19 +122,26 @@ class TableScanner:
         outside, the best 3 sides: a piece or a touching neighbour may spoil one)."""
         pw, ph, _ = self._geom
         g = whiteness(self._warp_patch(image, key)).astype(np.float32)
-        pts = self._samples + [pw / 2, ph / 2]
+        score, best = self._score(g, self._samples)
+        if score[best] < MIN_STEP:
+            return None, float(score[best])
+        # a finer look around the best rectangle: the index crops need the corners close
+        samples, hyps = self._fine[best]
+        _, fbest = self._score(g, samples)
+        _, corners = hyps[fbest]
+        quad = corners + [pw / 2, ph / 2]
+        img_q = self.profile._distort(apply_h(self._patches[key], quad))
+        return img_q.astype(np.float32), float(score[best])
+
+    def _score(self, g: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, int]:
+        pw, ph, _ = self._geom
+        pts = samples + [pw / 2, ph / 2]
         xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, pw - 1)
         yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, ph - 1)
         v = g[yi, xi]  # hyps x 4 x S x 2
         step = (v[..., 0] - v[..., 1]).mean(axis=2)  # hyps x 4
         score = np.sort(step, axis=1)[:, 1:].mean(1)
-        best = int(score.argmax())
-        if score[best] < MIN_STEP:
-            return None, float(score[best])
-        _, corners = self._hyps[best]
-        quad = corners + [pw / 2, ph / 2]
-        img_q = self.profile._distort(apply_h(self._patches[key], quad))
-        return img_q.astype(np.float32), float(score[best])
+        return score, int(score.argmax())
 
     def scan(self, image: np.ndarray) -> TableReading:
         t0 = time.perf_counter()
@@ -198,8 +213,9 @@ class TableScanner:
         if status == "ok":
             better = refine(self.profile, quads)
             if better is not self.profile:
-                self.profile = better
-                self._patches = {key: _patch_h(better, c) for key, c in self._zones()}
+                frame = self.frame_index
+                self.__init__(better, self.reader, self.pieces)
+                self.frame_index = frame
         return status
 
     def _board_frame(self, r: CardReading, Hi: np.ndarray) -> None:
