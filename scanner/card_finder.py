@@ -15,6 +15,7 @@ from calibration.geometry import order_quad, quad_area, quad_centre, quad_sides
 
 MIN_AREA_FRAC = 0.0008  # of the image: smaller blobs are never readable cards
 MAX_AREA_FRAC = 0.5
+EDGE_LOW = (10,)  # Canny low thresholds tried (high = 3 x low)
 
 
 def whiteness(image: np.ndarray) -> np.ndarray:
@@ -116,9 +117,10 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
         quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
     # outlines: a card on a white table is no brighter than it, but its edge still shows
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
-    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 20, 60)
-    edges = cv2.dilate(edges, kernel)
-    quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
+    for lo in EDGE_LOW:
+        edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo)
+        edges = cv2.dilate(edges, kernel)
+        quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
     scored = [(card_contrast(g, q), q) for q in quads]
     scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
     kept = _dedupe(scored)
@@ -129,7 +131,7 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
     return [(q / scale).astype(np.float32) for q in kept]
 
 
-MIN_CONTRAST = 12.0
+MIN_CONTRAST = 8.0
 
 
 _T = (np.arange(12) + 0.5) / 12 * 0.8 + 0.1  # along each side, clear of the rounded corners
