@@ -93,11 +93,15 @@ class TableScanner:
         self._card_px = (cw * PATCH_PX, ch * self._geom[2])
         self._samples, self._hyps = _hypotheses(self._card_px, _coarse_params())
         # the finer look around each coarse rectangle, prepared once per profile
-        self._fine = [_hypotheses(self._card_px, [
-            (land, turn + dt, dx + ex, dy + ey) for dt in (-1.75, 0.0, 1.75)
-            for ex in (-1.5, 0.0, 1.5) for ey in (-1.5, 0.0, 1.5)])
-            for (land, turn, dx, dy), _ in self._hyps]
+        self._idx = self._index(self._samples)
+        self._fine = []
+        for (land, turn, dx, dy), _ in self._hyps:
+            smp, hyps = _hypotheses(self._card_px, [
+                (land, turn + dt, dx + ex, dy + ey) for dt in (-1.75, 0.0, 1.75)
+                for ex in (-1.5, 0.0, 1.5) for ey in (-1.5, 0.0, 1.5)])
+            self._fine.append((self._index(smp), hyps))
         self._patches = {key: _patch_h(profile, centre) for key, centre in self._zones()}
+        self._warps = {key: self._warp_h(key) for key in self._patches}
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
@@ -105,40 +109,49 @@ class TableScanner:
         return z
 
     def _warp_patch(self, image: np.ndarray, key: str) -> np.ndarray:
-        Hp = self._patches[key]
         pw, ph, _ = self._geom
-        if self.profile.K is not None:
-            # distorted image: a homography through the patch's exact corners is close enough
-            corners = np.array([[0, 0], [pw, 0], [pw, ph], [0, ph]], np.float64)
-            img_c = self.profile._distort(apply_h(Hp, corners))
-            Hp = cv2.getPerspectiveTransform(corners.astype(np.float32),
-                                             img_c.astype(np.float32))
-        return cv2.warpPerspective(image, Hp, (pw, ph),
+        return cv2.warpPerspective(image, self._warps[key], (pw, ph),
                                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                    borderMode=cv2.BORDER_REPLICATE)
+
+    def _warp_h(self, key: str) -> np.ndarray:
+        """Patch -> frame homography; with lens distortion, the one through the patch's exact
+        corners (close enough over one cell)."""
+        Hp = self._patches[key]
+        if self.profile.K is None:
+            return Hp
+        pw, ph, _ = self._geom
+        corners = np.array([[0, 0], [pw, 0], [pw, ph], [0, ph]], np.float64)
+        img_c = self.profile._distort(apply_h(Hp, corners))
+        return cv2.getPerspectiveTransform(corners.astype(np.float32), img_c.astype(np.float32))
 
     def _find_in_patch(self, image: np.ndarray, key: str) -> tuple[np.ndarray | None, float]:
         """The card quad (image pixels) in this zone, and its rim step (whiteness inside minus
         outside, the best 3 sides: a piece or a touching neighbour may spoil one)."""
         pw, ph, _ = self._geom
         g = whiteness(self._warp_patch(image, key)).astype(np.float32)
-        score, best = self._score(g, self._samples)
+        score, best = self._score(g, self._idx)
         if score[best] < MIN_STEP:
             return None, float(score[best])
         # a finer look around the best rectangle: the index crops need the corners close
-        samples, hyps = self._fine[best]
-        _, fbest = self._score(g, samples)
+        idx, hyps = self._fine[best]
+        _, fbest = self._score(g, idx)
         _, corners = hyps[fbest]
         quad = corners + [pw / 2, ph / 2]
         img_q = self.profile._distort(apply_h(self._patches[key], quad))
         return img_q.astype(np.float32), float(score[best])
 
-    def _score(self, g: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, int]:
+    def _index(self, samples: np.ndarray) -> np.ndarray:
+        """Flat patch-pixel indices of hypothesis samples (prepared once, used every frame)."""
         pw, ph, _ = self._geom
         pts = samples + [pw / 2, ph / 2]
         xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, pw - 1)
         yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, ph - 1)
-        v = g[yi, xi]  # hyps x 4 x S x 2
+        return yi * pw + xi
+
+    @staticmethod
+    def _score(g: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, int]:
+        v = g.ravel()[idx]  # hyps x 4 x S x 2
         step = (v[..., 0] - v[..., 1]).mean(axis=2)  # hyps x 4
         score = np.sort(step, axis=1)[:, 1:].mean(1)
         return score, int(score.argmax())
