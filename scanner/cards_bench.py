@@ -138,7 +138,11 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
         in_view += all_in
         t = time.perf_counter()
         try:
-            prof = register_from_cards(find_cards(res.image), (scene.width, scene.height))
+            try:
+                prof = register_from_cards(find_cards(res.image), (scene.width, scene.height))
+            except RegistrationError:  # as `calibrate board` does: again at full resolution
+                prof = register_from_cards(find_cards(res.image, max_side=4096),
+                                           (scene.width, scene.height))
         except RegistrationError:
             times.append((time.perf_counter() - t) * 1000)
             continue
