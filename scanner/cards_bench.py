@@ -63,7 +63,7 @@ def setup_position(rng: np.random.Generator) -> dict:
             "initiative": {"white": str(rng.choice(codes)), "black": str(rng.choice(codes))}}
 
 
-def bench_stills(n: int, seed: int, log=print) -> dict:
+def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720)) -> dict:
     from models.renderer import Scene, render_scene
 
     from .card_reader import CardReader
@@ -75,7 +75,7 @@ def bench_stills(n: int, seed: int, log=print) -> dict:
     empty_ok = empty_n = false_cards = init_n = init_right = 0
     times, cpu = [], []
     for i in range(n):
-        scene = Scene.random(seed * 1000 + i, split="heldout")
+        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1])
         pos = random_position(rng)
         res = render_scene(pos, scene)
         profile = truth_profile(res.truth)
@@ -260,7 +260,7 @@ def _class_names(path: Path) -> list[str]:
 
 
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
-        log=print) -> dict:
+        log=print, size: tuple[int, int] = (1280, 720)) -> dict:
     import cv2
 
     cv2.setNumThreads(1)  # the bar is on one core
@@ -268,15 +268,16 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
     log("times: CPU time of this process (one core: OpenCV and onnxruntime single-threaded) and "
         f"wall time; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if stills:
-        log(f"held-out designs, {stills} rendered stills:")
-        out["stills"] = s = bench_stills(stills, seed, log)
+        log(f"held-out designs, {stills} rendered {size[0]}x{size[1]} stills:")
+        out["stills"] = s = bench_stills(stills, seed, log, size)
         log(f"  visible cards {s['visible_cards']}: read right {100 * s['accuracy']:.2f} % "
             f"(bar 99.5 %); answered {s['answered']}, of them right "
             f"{100 * s['answered_precision']:.2f} % (bar 99.9 %)")
         log(f"  empty cells {s['empty_right']}/{s['empty_cells']} seen empty, "
             f"{s['false_cards_on_empty']} card answers on empty cells; initiative "
             f"{s['initiative_right']}/{s['initiative_visible']}")
-        log(f"  scan of a 1280x720 frame (board check + 35 cells + 2 initiative): median "
+        log(f"  scan of a {size[0]}x{size[1]} frame (board check + 35 cells + 2 initiative): "
+            "median "
             f"{s['scan_cpu_ms_median']:.1f} ms CPU on one core, {s['scan_ms_median']:.1f} ms wall "
             "(bar 30 ms)")
     if setups:

@@ -63,7 +63,12 @@ def _bench(args: argparse.Namespace) -> int:
 
     real = None if args.no_real else Path(args.real) if args.real else REAL_DIR
     try:
-        out = run(args.stills, args.setups, real, args.limit, args.seed)
+        try:
+            w, h = (int(v) for v in args.still_size.lower().split("x"))
+        except ValueError:
+            print(f"error: --still-size must be WxH, not {args.still_size!r}", file=sys.stderr)
+            return 2
+        out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h))
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -89,6 +94,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     g = parser.add_argument_group("bench options")
     g.add_argument("--stills", type=int, default=30, help="held-out rendered stills")
+    g.add_argument("--still-size", default="1280x720", help="rendered still size WxH")
     g.add_argument("--setups", type=int, default=20, help="set-up stills for registration")
     g.add_argument("--real", help="real-cards-dev folder (default ../shared/data/...)")
     g.add_argument("--no-real", action="store_true", help="skip the real photographs")
