@@ -36,7 +36,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--cards", type=int, default=16000, help="training cards (4 crops each)")
     p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=14)
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")

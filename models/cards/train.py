@@ -166,7 +166,7 @@ def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = 
     return meta
 
 
-def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 10,
+def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 14,
           workers: int = 2, threads: int = 1, out: Path = HERE, init: str | None = None,
           lr: float = 3e-3, log=print) -> dict:
     import torch
