@@ -57,7 +57,10 @@ def _finish(profile, image, args) -> int:
     from .signature import signature
 
     profile.signature = signature(image, profile)
-    profile.save(args.out)
+    try:
+        profile.save(args.out)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror}") from None
     print(f"wrote {args.out}: method {profile.method}, fit residual {profile.residual_px:.2f} px, "
           f"card {profile.card_size[0]:.3f} x {profile.card_size[1]:.3f} cells, pitch ratio "
           f"{profile.pitch_ratio:.3f}, board {100 * profile.board_in_frame():.0f}% in frame")
@@ -113,6 +116,8 @@ def _target(args) -> int:
 
     from .intrinsics import target_image
 
+    if not 50 <= args.dpi <= 1200:
+        raise CliError("--dpi must be between 50 and 1200")
     if not cv2.imwrite(args.out, target_image(args.dpi)):
         raise CliError(f"cannot write {args.out}")
     print(f"wrote {args.out}: print at 100 % scale (A4 landscape), glue flat, photograph it "
@@ -149,7 +154,10 @@ def _intrinsics(args) -> int:
         result = calibrate(images)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    try:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror}") from None
     print(f"wrote {args.out}: {result['views']} views, reprojection RMS {result['rms_px']:.2f} px")
     return 0
 

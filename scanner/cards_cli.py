@@ -73,7 +73,11 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
+        try:
+            Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
+        except OSError as exc:
+            print(f"error: cannot write {args.json_out}: {exc.strerror}", file=sys.stderr)
+            return 2
     return 0
 
 
