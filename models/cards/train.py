@@ -1,0 +1,237 @@
+"""Training recipe for the card index classifier (`royal-table train cards`).
+
+Rebuilds `models/cards/card_index.onnx` and `card_index.json` reproducibly from the renderer's
+TRAINING card designs only: 3 of them are kept aside as a validation split that picks the softmax
+temperature and the confidence threshold (answers at or above it must be >= 99.9 % right there).
+The held-out designs are never touched here; `royal-table cards bench` measures on them.
+
+Needs the 'train' extra (torch CPU build, onnx). Runtime never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from models.cards.dataset import CLASSES, make_set
+from scanner.rectify import CROP_H, CROP_W, normalise
+
+HERE = Path(__file__).resolve().parent
+MODEL_FILE = HERE / "card_index.onnx"
+META_FILE = HERE / "card_index.json"
+VAL_DESIGNS = ["gnome-berlin", "gnome-orell", "kde-nicu-white"]  # aside, from the train part
+TARGET_PRECISION = 0.999
+
+
+def _chunk(args: tuple[int, int, list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    seed, n, designs = args
+    return make_set(seed, n, designs)
+
+
+def _cache_file(seed: int, n_cards: int, designs: list[str]) -> Path:
+    import hashlib
+
+    from models.renderer.assets import cache_dir
+
+    src = (HERE / "dataset.py").read_bytes() + (HERE.parent.parent / "scanner" / "rectify.py") \
+        .read_bytes()
+    key = hashlib.sha1(src + repr((seed, n_cards, designs)).encode()).hexdigest()[:16]
+    return cache_dir().parent / "card-crops" / f"{key}.npz"
+
+
+def build_data(seed: int, n_cards: int, designs: list[str], workers: int,
+               log=print) -> tuple[np.ndarray, np.ndarray]:
+    """Generated in fixed chunks of 500 cards, each with its own seed, so the result does not
+    depend on the number of workers; cached on disk keyed by the generator's source."""
+    cache = _cache_file(seed, n_cards, designs)
+    if cache.exists():
+        d = np.load(cache)
+        log(f"  {n_cards} cards: cached {cache}")
+        return d["x"], d["y"]
+    x, y = _generate(seed, n_cards, designs, workers, log)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=x, y=y)
+    return x, y
+
+
+def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
+              log=print) -> tuple[np.ndarray, np.ndarray]:
+    chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs)
+              for i in range((n_cards + 499) // 500)]
+    t = time.time()
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as ex:
+            parts = list(ex.map(_chunk, chunks))
+    else:
+        parts = [_chunk(c) for c in chunks]
+    log(f"  {n_cards} cards -> {sum(len(p[1]) for p in parts)} crops in {time.time() - t:.0f}s")
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def make_model():
+    import torch.nn as nn
+
+    def block(i, o):
+        return [nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(),
+                nn.MaxPool2d(2)]
+
+    # 52x32 -> 26x16 -> 13x8 -> 6x4; ~4.5 M multiply-adds per crop
+    return nn.Sequential(*block(3, 16), *block(16, 32), *block(32, 64), nn.Flatten(),
+                         nn.Linear(64 * (CROP_H // 8) * (CROP_W // 8), 128), nn.ReLU(),
+                         nn.Dropout(0.2), nn.Linear(128, len(CLASSES)))
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+    """The temperature minimising validation NLL (a 1-D search is plenty)."""
+    best_t, best_nll = 1.0, float("inf")
+    for t in np.exp(np.linspace(np.log(0.3), np.log(5.0), 60)):
+        z = logits / t
+        z = z - z.max(1, keepdims=True)
+        nll = float(-(z[np.arange(len(z)), labels] - np.log(np.exp(z).sum(1))).mean())
+        if nll < best_nll:
+            best_t, best_nll = float(t), nll
+    return best_t
+
+
+def card_level(probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validation crops come 4 per card (nw, ne, se, sw): combine them as the reader does.
+    Returns per card (truth class or -1 for no card / a back, predicted class, confidence)."""
+    from scanner.card_reader import combine
+
+    n_cards = CLASSES.index("back")
+    back = CLASSES.index("back")
+    truth, pred, conf = [], [], []
+    for c in range(len(labels) // 4):
+        lab = labels[4 * c:4 * c + 4]
+        real = [x for x in lab if x < n_cards]
+        truth.append(real[0] if real else -1)
+        k, down, _, cf = combine(probs[4 * c:4 * c + 4], n_cards, back)
+        pred.append(-1 if down else k)
+        conf.append(0.0 if down else cf)
+    return np.array(truth), np.array(pred), np.array(conf)
+
+
+def pick_threshold(probs: np.ndarray, labels: np.ndarray,
+                   target: float = TARGET_PRECISION) -> tuple[float, dict]:
+    """Lowest card-level confidence threshold at which the answers given at or above it are at
+    least `target` right on the validation cards (combined over their corners as the reader
+    combines them)."""
+    truth, pred, conf = card_level(probs, labels)
+    order = np.argsort(-conf)
+    ok = (pred == truth)[order]
+    c = conf[order]
+    prec = np.cumsum(ok) / np.arange(1, len(ok) + 1)
+    good = np.nonzero(prec >= target)[0]
+    idx = good.max() if len(good) else 0
+    thr = float(c[idx]) if len(c) else 1.0
+    thr = min(max(thr, 0.5), 0.999999)
+    keep = conf >= thr
+    has_card = truth >= 0
+    stats = {
+        "val_crop_accuracy": float((probs.argmax(1) == labels).mean()),
+        "val_card_accuracy": float((pred[has_card] == truth[has_card]).mean()),
+        "val_answered_precision": float((pred[keep] == truth[keep]).mean()) if keep.any()
+        else 0.0,
+        "val_card_recall": float(((pred == truth) & keep & has_card).sum()
+                                 / max(has_card.sum(), 1)),
+    }
+    return thr, stats
+
+
+def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = HERE,
+                log=print) -> dict:
+    """Re-pick temperature and threshold for an exported model from the validation designs."""
+    import onnxruntime as ort
+
+    meta_path = out / META_FILE.name
+    meta = json.loads(meta_path.read_text())
+    xva, yva = build_data(seed + 1, n_val, VAL_DESIGNS, workers, log)
+    sess = ort.InferenceSession(str(out / MODEL_FILE.name), providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    x = normalise(xva)
+    lv = np.concatenate([sess.run(None, {name: x[i:i + 2048]})[0]
+                         for i in range(0, len(x), 2048)])
+    T = fit_temperature(lv, yva)
+    z = lv / T
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    thr, stats = pick_threshold(p, yva)
+    meta.update({"temperature": T, "threshold": thr, **stats})
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    log(f"temperature {T:.3f}, threshold {thr:.6f}, {stats}")
+    return meta
+
+
+def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 14,
+          workers: int = 2, threads: int = 1, out: Path = HERE, init: str | None = None,
+          lr: float = 3e-3, log=print) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from models.renderer.assets import split
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    train_designs = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+    log(f"training designs ({len(train_designs)}): {', '.join(train_designs)}")
+    log(f"validation designs: {', '.join(VAL_DESIGNS)}")
+    xtr, ytr = build_data(seed, n_cards, train_designs, workers, log)
+    xva, yva = build_data(seed + 1, n_val, VAL_DESIGNS, workers, log)
+    Xtr = torch.from_numpy(normalise(xtr))
+    Ytr = torch.from_numpy(ytr)
+    Xva = torch.from_numpy(normalise(xva))
+    model = make_model()
+    if init:  # continue from an earlier run's weights (see the .pt beside the crop cache)
+        model.load_state_dict(torch.load(init, weights_only=True))
+        log(f"  starting from {init}")
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    steps = epochs * ((len(Xtr) + 255) // 256)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
+    g = torch.Generator().manual_seed(seed)
+    for ep in range(epochs):
+        model.train()
+        t = time.time()
+        perm = torch.randperm(len(Xtr), generator=g)
+        tot = 0.0
+        for i in range(0, len(perm), 256):
+            idx = perm[i:i + 256]
+            loss = F.cross_entropy(model(Xtr[idx]), Ytr[idx], label_smoothing=0.02)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += float(loss.detach()) * len(idx)
+        model.eval()
+        with torch.no_grad():
+            lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
+        acc = float((lv.argmax(1) == yva).mean())
+        log(f"  epoch {ep + 1}/{epochs}: loss {tot / len(perm):.4f}, val crop accuracy "
+            f"{acc:.4f} ({time.time() - t:.0f}s)")
+    T = fit_temperature(lv, yva)
+    z = lv / T
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    thr, stats = pick_threshold(p, yva)
+    log(f"temperature {T:.3f}, threshold {thr:.4f}, {stats}")
+    out.mkdir(parents=True, exist_ok=True)
+    weights = _cache_file(seed, n_cards, train_designs).with_suffix(f".e{epochs}.pt")
+    torch.save(model.state_dict(), weights)
+    log(f"weights: {weights}")
+    dummy = torch.zeros(1, 3, CROP_H, CROP_W)
+    torch.onnx.export(model, dummy, str(out / MODEL_FILE.name), input_names=["crops"],
+                      output_names=["logits"], dynamic_axes={"crops": {0: "n"},
+                                                             "logits": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    meta = {
+        "classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
+        "seed": seed, "n_cards": n_cards, "n_val": n_val, "epochs": epochs, "lr": lr,
+        "init": Path(init).name if init else None,
+        "train_designs": train_designs, "val_designs": VAL_DESIGNS, **stats,
+    }
+    (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    log(f"wrote {out / MODEL_FILE.name} ({(out / MODEL_FILE.name).stat().st_size / 1e3:.0f} kB)")
+    return meta

@@ -1,0 +1,49 @@
+"""`royal-table train ...`: rebuild the recognition models (needs the 'train' extra)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _cards(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
+        return 2
+    if args.cards < 100 or args.epochs < 1:
+        print("error: --cards must be >= 100 and --epochs >= 1", file=sys.stderr)
+        return 2
+    from models.cards.train import recalibrate, train
+
+    if args.recalibrate:
+        recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,
+                    out=Path(args.out))
+        return 0
+    train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards, epochs=args.epochs,
+          workers=args.workers, threads=args.threads, out=Path(args.out), init=args.init,
+          lr=args.lr)
+    return 0
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="model", metavar="MODEL")
+    p = sub.add_parser("cards", help="the card index classifier (ONNX) from rendered designs",
+                       description="Train the card index classifier on the renderer's training "
+                       "designs and export it to ONNX with its temperature and threshold.")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--cards", type=int, default=16000, help="training cards (4 crops each)")
+    p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
+    p.add_argument("--epochs", type=int, default=14)
+    p.add_argument("--workers", type=int, default=2, help="processes generating data")
+    p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    p.add_argument("--init", help="start from these torch weights (.pt) instead of scratch")
+    p.add_argument("--recalibrate", action="store_true",
+                   help="only re-pick temperature and threshold of the model in --out")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),
+                   help="folder for card_index.onnx and card_index.json")
+    p.set_defaults(handler=_cards)
+    parser.set_defaults(handler=lambda a: (parser.print_help(), 2)[1])

@@ -1,0 +1,159 @@
+"""Find card-shaped quadrilaterals anywhere in a photo, with no calibration.
+
+Cards are the brightest, least coloured flat things on a table, so the finder thresholds
+"whiteness" (bright and unsaturated) against its neighbourhood at a couple of scales, then keeps
+the outlines that look like a card under perspective: four corners, convex, solid, a sane aspect.
+A card partly under a piece or another card still yields its outline's minimum-area rectangle.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from calibration.geometry import order_quad, quad_area, quad_centre, quad_sides
+
+MIN_AREA_FRAC = 0.0008  # of the image: smaller blobs are never readable cards
+MAX_AREA_FRAC = 0.5
+EDGE_LOW = (10,)  # Canny low thresholds tried (high = 3 x low)
+
+
+def whiteness(image: np.ndarray) -> np.ndarray:
+    """Bright and unsaturated -> high (uint8). Min over channels does both at once: a coloured
+    cloth has one low channel, a white card none."""
+    if image.ndim == 2:
+        return image
+    b, g, r = cv2.split(image)
+    return cv2.min(cv2.min(b, g), r)
+
+
+def _candidates(mask: np.ndarray, min_area: float, max_area: float) -> list[np.ndarray]:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = []
+    for c in contours:
+        area = cv2.contourArea(c)
+        if area < min_area or area > max_area:
+            continue
+        hull = cv2.convexHull(c)
+        hull_area = cv2.contourArea(hull)
+        if hull_area <= 0:
+            continue
+        peri = cv2.arcLength(hull, True)
+        quad = None
+        for eps in (0.015, 0.025, 0.035, 0.05, 0.07, 0.1):
+            approx = cv2.approxPolyDP(hull, eps * peri, True)
+            if len(approx) == 4:
+                quad = approx.reshape(4, 2).astype(np.float32)
+                break
+        if quad is None:
+            quad = cv2.boxPoints(cv2.minAreaRect(c)).astype(np.float32)
+        qa = quad_area(quad)
+        if qa <= 0 or area / qa < 0.5 or hull_area / qa > 1.3 or hull_area / qa < 0.85:
+            continue  # not a solid quadrilateral: merged cards, a hand, a shadow edge
+        sides = quad_sides(quad)
+        if sides.min() < 8:
+            continue
+        # opposite sides, averaged: long/short of the card as seen
+        a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+        ratio = max(a, b) / max(min(a, b), 1e-6)
+        if ratio > 3.6:
+            continue
+        out.append(order_quad(quad))
+    return out
+
+
+def _dedupe(scored: list[tuple[float, np.ndarray]]) -> list[np.ndarray]:
+    """Keep one quad per card: among quads whose centres sit inside each other, the one with the
+    cleanest edge all round (then the larger)."""
+    scored = sorted(scored, key=lambda cq: (-round(cq[0] / 8), -quad_area(cq[1])))
+    kept: list[np.ndarray] = []
+    for _, q in scored:
+        c = quad_centre(q)
+        dup = False
+        for k in kept:
+            # inside a cleaner outline of similar size: a fragment or a second trace of it
+            if cv2.pointPolygonTest(k.reshape(-1, 1, 2), (float(c[0]), float(c[1])), False) >= 0 \
+                    and quad_area(k) < 2.2 * quad_area(q):
+                dup = True
+                break
+        if not dup:
+            kept.append(q)
+    return kept
+
+
+def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
+    """Every card-like quadrilateral in a BGR (or gray) image, as 4x2 float32 corners clockwise
+    from the top-left, in the image's own pixels. Never raises on odd images: a blank, black or
+    tiny image simply has no cards."""
+    if image is None or image.size == 0 or image.ndim not in (2, 3):
+        return []
+    h, w = image.shape[:2]
+    if h < 16 or w < 16:
+        return []
+    scale = min(1.0, max_side / max(h, w))
+    small = cv2.resize(image, (int(round(w * scale)), int(round(h * scale))),
+                       interpolation=cv2.INTER_AREA) if scale < 1.0 else image
+    g = whiteness(small)
+    if int(g.max()) - int(g.min()) < 20:
+        return []  # featureless: blank, black or blown-out frame
+    sh, sw = g.shape[:2]
+    min_area, max_area = MIN_AREA_FRAC * sh * sw, MAX_AREA_FRAC * sh * sw
+    # brightness too: court cards' coloured figures are dark in whiteness and would split the
+    # card in two, but are bright in the max channel
+    v = cv2.max(cv2.max(*cv2.split(small)[:2]), small[:, :, 2]) if small.ndim == 3 else small
+    quads: list[np.ndarray] = []
+    kernel = np.ones((3, 3), np.uint8)
+    masks = []
+    for chan in (g, v):
+        chan = cv2.GaussianBlur(chan, (3, 3), 0)
+        # local contrast at two scales (a card is brighter than the table around it), plus
+        # Otsu for frames where cards fill much of the view
+        for frac in (0.12, 0.3):
+            block = int(max(sh, sw) * frac) | 1
+            masks.append(cv2.adaptiveThreshold(chan, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
+                                               cv2.THRESH_BINARY, block, -12))
+        masks.append(cv2.threshold(chan, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1])
+    for m in masks:
+        quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
+    # outlines: a card on a white table is no brighter than it, but its edge still shows
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+    for lo in EDGE_LOW:
+        edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo)
+        edges = cv2.dilate(edges, kernel)
+        quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
+    scored = [(card_contrast(g, q), q) for q in quads]
+    scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
+    kept = _dedupe(scored)
+    if kept:
+        # cards in one view are of a size; far smaller quads are pips and index marks
+        big = max(quad_area(q) for q in kept)
+        kept = [q for q in kept if quad_area(q) >= 0.2 * big]
+    return [(q / scale).astype(np.float32) for q in kept]
+
+
+MIN_CONTRAST = 8.0
+
+
+_T = (np.arange(12) + 0.5) / 12 * 0.8 + 0.1  # along each side, clear of the rounded corners
+
+
+def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
+    """How much whiter (or, on a white table, greyer) the quad's rim just inside its edges is
+    than the table just outside: a card has a clean margin all round; a check of a tablecloth,
+    a glare patch or two merged cards do not. Returns the weakest side's step."""
+    h, w = g.shape[:2]
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    c = q.mean(0)
+    steps = np.empty(4, np.float32)
+    for k in range(4):
+        p0, p1 = q[k], q[(k + 1) % 4]
+        pts = p0 + _T[:, None] * (p1 - p0)
+        inner = c + (pts - c) * 0.92
+        outer = c + (pts - c) * 1.1
+        ii = np.clip(np.rint(inner).astype(np.int32), 0, [w - 1, h - 1])
+        oo = np.clip(np.rint(outer).astype(np.int32), 0, [w - 1, h - 1])
+        steps[k] = float(np.median(g[ii[:, 1], ii[:, 0]].astype(np.float32)
+                                   - g[oo[:, 1], oo[:, 0]]))
+    # either way round: a card is whiter than a dark table, greyer than a white one
+    return float(max(steps.min(), -steps.max()))
+

@@ -1,0 +1,307 @@
+"""`royal-table cards bench`: the figures the model card records, measured, never assumed.
+
+1. Held-out card designs, rendered stills (random positions, random camera, light and table):
+   per visible card, read right / answered / answered right; the profile comes from the true
+   camera so this measures the reader, not the registration.
+2. Registration: set-up stills (held-out designs) registered from the finder's quads, compared
+   with the true camera.
+3. Real photographs (real-cards-dev): recall and precision of `cards`, matching the YOLO boxes.
+4. Speed: median scan of a 1280x720 frame (board check + 35 cells + 2 initiative cards) and of
+   `cards` on a 640x640 photo, one core.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from calibration.geometry import CELLS, SETUP_CELLS, cell_xy
+from calibration.profile import Profile
+
+REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-cards-dev"
+PITCH = (7.5, 10.0)  # the renderer's cell pitch in cm
+
+
+def truth_profile(truth: dict) -> Profile:
+    """The exact profile of a rendered still, from its camera."""
+    cam = truth["camera"]
+    K = np.array(cam["K"])
+    R = np.array(cam["R"])
+    t = np.array(cam["t"])
+    S = np.array([[PITCH[0], 0, -3 * PITCH[0]], [0, PITCH[1], -2 * PITCH[1]], [0, 0, 1]])
+    H = K @ np.column_stack([R[:, 0], R[:, 1], t]) @ S
+    dist = np.array(cam["dist"], np.float64)
+    return Profile(H=H / H[2, 2], image_size=(truth["width"], truth["height"]),
+                   card_size=(6.3 / PITCH[0], 8.8 / PITCH[1]),
+                   K=K if np.any(dist) else None, dist=dist if np.any(dist) else None,
+                   method="truth")
+
+
+def random_position(rng: np.random.Generator, fill: float = 0.85) -> dict:
+    from models.renderer.assets import ALL_CODES
+
+    board = {}
+    for cell in CELLS:
+        if rng.random() < fill:
+            n = 1 + int(rng.random() < 0.2)
+            board[cell] = {"cards": [str(rng.choice(ALL_CODES)) for _ in range(n)],
+                           "orientation": "landscape" if rng.random() < 0.2 else "portrait"}
+    return {"board": board, "initiative": {"white": str(rng.choice(ALL_CODES)),
+                                           "black": str(rng.choice(ALL_CODES))}}
+
+
+def setup_position(rng: np.random.Generator) -> dict:
+    from models.renderer.assets import ALL_CODES
+
+    codes = [c for c in ALL_CODES if not c.startswith("A") and c != "JK"]
+    return {"board": {c: {"cards": [str(rng.choice(codes))]} for c in SETUP_CELLS},
+            "initiative": {"white": str(rng.choice(codes)), "black": str(rng.choice(codes))}}
+
+
+def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720)) -> dict:
+    from models.renderer import Scene, render_scene
+
+    from .card_reader import CardReader
+    from .pipeline import TableScanner
+
+    reader = CardReader()
+    rng = np.random.default_rng(seed)
+    visible = right = answered = answered_right = 0
+    empty_ok = empty_n = false_cards = init_n = init_right = 0
+    times, cpu = [], []
+    for i in range(n):
+        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1])
+        pos = random_position(rng)
+        res = render_scene(pos, scene)
+        profile = truth_profile(res.truth)
+        scanner = TableScanner(profile, reader)
+        t, c = time.perf_counter(), time.process_time()
+        reading = scanner.scan(res.image)
+        times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+        for cell, tr in res.truth["cells"].items():
+            got = reading.cells.get(cell)
+            if tr["card"] is None:
+                empty_n += 1
+                if got is not None and got.empty:
+                    empty_ok += 1
+                elif got is not None and got.card is not None and got.card.card is not None:
+                    false_cards += 1
+                continue
+            if tr.get("in_frame", 0) < 1.0 or tr.get("visible_fraction", 0) < 0.5:
+                continue
+            visible += 1
+            card = got.card.card if got is not None and got.card is not None else None
+            if card is not None:
+                answered += 1
+                answered_right += card == tr["card"]
+            right += card == tr["card"]
+        for side, tr in res.truth["initiative"].items():
+            if tr is None:
+                continue
+            uv = np.array(tr["corners"])
+            if not ((uv >= 0).all() and (uv[:, 0] < res.truth["width"]).all()
+                    and (uv[:, 1] < res.truth["height"]).all()):
+                continue
+            init_n += 1
+            got = reading.initiative.get(side)
+            init_right += got is not None and got.card == tr["card"]
+        log(f"  still {i + 1}/{n}: {scene.design_white}/{scene.design_black}, "
+            f"{reading.timings_ms.get('total', 0):.0f} ms")
+    return {"stills": n, "visible_cards": visible, "read_right": right,
+            "accuracy": right / max(visible, 1), "answered": answered,
+            "answered_precision": answered_right / max(answered, 1),
+            "empty_cells": empty_n, "empty_right": empty_ok, "false_cards_on_empty": false_cards,
+            "initiative_visible": init_n, "initiative_right": init_right,
+            "scan_ms_median": statistics.median(times) if times else math.nan,
+            "scan_cpu_ms_median": statistics.median(cpu) if cpu else math.nan}
+
+
+def bench_registration(n: int, seed: int, log=print) -> dict:
+    from calibration.register import RegistrationError, register_from_cards
+    from models.renderer import Scene, render_scene
+
+    from .card_finder import find_cards
+
+    rng = np.random.default_rng(seed + 17)
+    ok = found = in_view = found_in_view = flipped = 0
+    errs, times = [], []
+    for i in range(n):
+        scene = Scene.random(seed * 1000 + 500 + i, split="heldout")
+        res = render_scene(setup_position(rng), scene)
+        all_in = all(res.truth["cells"][c].get("in_frame", 0) == 1.0 for c in SETUP_CELLS)
+        in_view += all_in
+        t = time.perf_counter()
+        try:
+            try:
+                prof = register_from_cards(find_cards(res.image), (scene.width, scene.height))
+            except RegistrationError:  # as `calibrate board` does: again at full resolution
+                prof = register_from_cards(find_cards(res.image, max_side=4096),
+                                           (scene.width, scene.height))
+        except RegistrationError:
+            times.append((time.perf_counter() - t) * 1000)
+            continue
+        times.append((time.perf_counter() - t) * 1000)
+        found += 1
+        found_in_view += all_in
+        truth = truth_profile(res.truth)
+        pts = np.array([cell_xy(c) for c in CELLS])
+        pitch = np.linalg.norm(np.diff(truth.board_to_image(np.array([[3, 2], [4, 2]])), axis=0))
+        e = np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image(pts), axis=1)
+        worst = float(e.max() / pitch)
+        e180 = np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image([6, 4] - pts), axis=1)
+        flipped += float(e180.max() / pitch) < 0.15
+        errs.append(worst)
+        ok += worst < 0.15
+    return {"setup_stills": n, "all_setup_cards_in_frame": in_view,
+            "registered_of_those": found_in_view, "registered": found, "right": ok,
+            "turned_180": flipped,
+            "worst_cell_error_median": statistics.median(errs) if errs else math.nan,
+            "register_ms_median": statistics.median(times) if times else math.nan}
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    x0, y0 = max(a[0], b[0]), max(a[1], b[1])
+    x1, y1 = min(a[2], b[2]), min(a[3], b[3])
+    inter = max(0.0, x1 - x0) * max(0.0, y1 - y0)
+    ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / ua if ua > 0 else 0.0
+
+
+def _yolo_code(name: str) -> str:
+    rank, suit = name.replace("  ", " ").split(" of ")
+    r = {"ace": "A", "jack": "J", "queen": "Q", "king": "K"}.get(rank, rank)
+    return r + suit[0].upper()
+
+
+def bench_real(folder: Path, limit: int | None, log=print) -> dict:
+    import cv2
+
+    from .card_finder import find_cards
+    from .card_reader import CardReader
+
+    names = _class_names(folder / "classes.yaml")
+    reader = CardReader()
+    files = sorted((folder / "images").glob("*.jpg"))
+    if limit:
+        files = files[:limit]
+    labelled = found = answered = right = wrong = 0
+    diag_votes = {"nw-se": 0, "ne-sw": 0}
+    per_image = []
+    times, cpu = [], []
+    sources = set()
+    for f in files:
+        img = cv2.imread(str(f))
+        if img is None:
+            continue
+        sources.add(f.name.split("_jpg")[0])
+        h, w = img.shape[:2]
+        boxes = []
+        lab = folder / "labels" / (f.stem + ".txt")
+        for line in lab.read_text().split("\n") if lab.exists() else []:
+            p = line.split()
+            if len(p) == 5:
+                k, cx, cy, bw, bh = int(p[0]), *map(float, p[1:])
+                boxes.append((_yolo_code(names[k]), np.array([(cx - bw / 2) * w, (cy - bh / 2) * h,
+                                                              (cx + bw / 2) * w,
+                                                              (cy + bh / 2) * h])))
+        t, c = time.perf_counter(), time.process_time()
+        readings = reader.read_quads(img, find_cards(img))
+        times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+        labelled += len(boxes)
+        used = set()
+        img_right = 0
+        for r in readings:
+            q = r.corners
+            bb = np.array([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])
+            best, bi = 0.0, -1
+            for j, (_, b) in enumerate(boxes):
+                v = _iou(bb, b)
+                if v > best and j not in used:
+                    best, bi = v, j
+            if r.card is not None:
+                answered += 1
+                if r.digit_corners and r.orientation:
+                    diag_votes[r.digit_corners] += 1
+            if best >= 0.5:
+                used.add(bi)
+                found += 1
+                if r.card is not None:
+                    if r.card == boxes[bi][0]:
+                        right += 1
+                        img_right += 1
+                    else:
+                        wrong += 1
+            elif r.card is not None:
+                wrong += 1  # a card answer where no labelled card is
+        per_image.append((f.name, len(boxes), img_right))
+    return {"images": len(files), "sources": len(sources), "labelled_cards": labelled,
+            "found": found, "answered": answered, "read_right": right, "wrong": wrong,
+            "detection_recall": found / max(labelled, 1),
+            "recall": right / max(labelled, 1), "precision": right / max(right + wrong, 1),
+            "index_diagonal_votes": diag_votes,
+            "cards_ms_median": statistics.median(times) if times else math.nan,
+            "cards_cpu_ms_median": statistics.median(cpu) if cpu else math.nan}
+
+
+def _class_names(path: Path) -> list[str]:
+    for line in path.read_text().splitlines():
+        if line.startswith("names:"):
+            import ast
+
+            return list(ast.literal_eval(line.split(":", 1)[1].strip()))
+    raise ValueError(f"no names in {path}")
+
+
+def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
+        log=print, size: tuple[int, int] = (1280, 720)) -> dict:
+    import cv2
+
+    cv2.setNumThreads(1)  # the bar is on one core
+    out: dict = {}
+    log("times: CPU time of this process (one core: OpenCV and onnxruntime single-threaded) and "
+        f"wall time; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if stills:
+        log(f"held-out designs, {stills} rendered {size[0]}x{size[1]} stills:")
+        out["stills"] = s = bench_stills(stills, seed, log, size)
+        log(f"  visible cards {s['visible_cards']}: read right {100 * s['accuracy']:.2f} % "
+            f"(bar 99.5 %); answered {s['answered']}, of them right "
+            f"{100 * s['answered_precision']:.2f} % (bar 99.9 %)")
+        log(f"  empty cells {s['empty_right']}/{s['empty_cells']} seen empty, "
+            f"{s['false_cards_on_empty']} card answers on empty cells; initiative "
+            f"{s['initiative_right']}/{s['initiative_visible']}")
+        log(f"  scan of a {size[0]}x{size[1]} frame (board check + 35 cells + 2 initiative): "
+            "median "
+            f"{s['scan_cpu_ms_median']:.1f} ms CPU on one core, {s['scan_ms_median']:.1f} ms wall "
+            "(bar 30 ms)")
+    if setups:
+        log(f"registration from the set-up cards, {setups} held-out stills:")
+        out["registration"] = r = bench_registration(setups, seed, log)
+        log(f"  all 8 set-up cards in frame in {r['all_setup_cards_in_frame']}; registered "
+            f"{r['registered']}/{r['setup_stills']} ({r['registered_of_those']} of those), right "
+            f"(every cell within 0.15 pitch) {r['right']}, turned 180° {r['turned_180']}; "
+            "median worst cell error "
+            f"{r['worst_cell_error_median']:.3f} pitch; median {r['register_ms_median']:.0f} ms "
+            "(find + fit)")
+    if real is not None:
+        if not (real / "images").is_dir():
+            log(f"  (skipped real photographs: {real}/images not found)")
+        else:
+            log(f"real photographs: {real}")
+            out["real"] = r = bench_real(real, limit, log)
+            log(f"  {r['images']} images from {r['sources']} source photos, "
+                f"{r['labelled_cards']} labelled cards: found {100 * r['detection_recall']:.1f} "
+                f"%, recall {100 * r['recall']:.1f} %, precision {100 * r['precision']:.2f} % "
+                "(aim 98 %)")
+            log(f"  index diagonal of answered cards (image frame; ne-sw = mirrored photo or "
+                f"landscape card): {r['index_diagonal_votes']}")
+            log(f"  cards on a 640x640 photo: median {r['cards_cpu_ms_median']:.1f} ms CPU on one "
+                f"core, {r['cards_ms_median']:.1f} ms wall (bar 50 ms)")
+    return out
+

@@ -1,0 +1,108 @@
+"""`royal-table cards IMAGE... [--json]`: find and read every card in arbitrary photos.
+
+`royal-table cards bench` measures the reader (held-out designs, registration, real photos,
+speed) and prints the figures the model card records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _read(args: argparse.Namespace) -> int:
+    import cv2
+
+    from .card_finder import find_cards
+    from .card_reader import CardReader, ModelMissingError
+
+    try:
+        reader = CardReader()
+    except ModelMissingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    results = []
+    status = 0
+    for path in args.images:
+        entry: dict = {"image": path}
+        img = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+        if img is None:
+            entry["error"] = "no such file" if not Path(path).is_file() else "unreadable image"
+            print(f"error: {path}: {entry['error']}", file=sys.stderr)
+            status = 2
+            results.append(entry)
+            continue
+        entry["cards"] = [{"card": r.card, "face_down": r.face_down,
+                           "corners": [[round(float(x), 1), round(float(y), 1)]
+                                       for x, y in r.corners],
+                           "confidence": round(float(r.confidence), 4),
+                           "orientation": r.orientation, "digit_corners": r.digit_corners}
+                          for r in reader.read_quads(img, find_cards(img))]
+        results.append(entry)
+    if args.json:
+        print(json.dumps(results if len(results) != 1 else results[0], indent=1))
+    else:
+        for e in results:
+            if "error" in e:
+                continue
+            cards = e["cards"]
+            print(f"{e['image']}: {len(cards)} card(s)")
+            for c in cards:
+                what = c["card"] or ("face down" if c["face_down"] else "unsure")
+                cx = sum(p[0] for p in c["corners"]) / 4
+                cy = sum(p[1] for p in c["corners"]) / 4
+                print(f"  {what:>9}  at ({cx:.0f}, {cy:.0f})  confidence {c['confidence']:.3f}")
+    return status
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .card_reader import ModelMissingError
+    from .cards_bench import REAL_DIR, run
+
+    real = None if args.no_real else Path(args.real) if args.real else REAL_DIR
+    try:
+        try:
+            w, h = (int(v) for v in args.still_size.lower().split("x"))
+        except ValueError:
+            print(f"error: --still-size must be WxH, not {args.still_size!r}", file=sys.stderr)
+            return 2
+        out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h))
+    except ModelMissingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json_out:
+        try:
+            Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
+        except OSError as exc:
+            print(f"error: cannot write {args.json_out}: {exc.strerror}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.images == ["bench"]:
+        return _bench(args)
+    if "bench" in args.images[:1]:
+        print("error: `cards bench` takes options only (see --help)", file=sys.stderr)
+        return 2
+    return _read(args)
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Find and read every card in photos: per image a list of {card, "
+                          "corners, confidence}; a card found but not read is card: null. "
+                          "`cards bench` prints the measured figures.")
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="photos, or 'bench'")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    g = parser.add_argument_group("bench options")
+    g.add_argument("--stills", type=int, default=30, help="held-out rendered stills")
+    g.add_argument("--still-size", default="1280x720", help="rendered still size WxH")
+    g.add_argument("--setups", type=int, default=20, help="set-up stills for registration")
+    g.add_argument("--real", help="real-cards-dev folder (default ../shared/data/...)")
+    g.add_argument("--no-real", action="store_true", help="skip the real photographs")
+    g.add_argument("--limit", type=int, help="at most this many real photographs")
+    g.add_argument("--seed", type=int, default=2026)
+    g.add_argument("--json-out", help="also write the figures as JSON here")
+    parser.set_defaults(handler=_dispatch)

@@ -1,0 +1,155 @@
+"""Card reading on fixture stills with truth (held-out designs), the finder, and bad images."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.geometry import CELLS
+from scanner.card_finder import find_cards
+from scanner.card_reader import META_FILE, MODEL_FILE, CardReader
+from scanner.cards_bench import truth_profile
+from scanner.detections import TableReading
+from scanner.pipeline import TableScanner
+from scanner.rectify import CROP_H, CROP_W, corner_crops, portrait_order, rectify
+
+FIX = Path(__file__).parent / "fixtures" / "cards"
+
+
+@pytest.fixture(scope="module")
+def reader() -> CardReader:
+    return CardReader()
+
+
+def load(name: str) -> tuple[np.ndarray, dict]:
+    img = cv2.imread(str(FIX / f"{name}.jpg"))
+    assert img is not None
+    return img, json.loads((FIX / f"{name}.json").read_text())
+
+
+def test_model_is_small_and_complete():
+    assert MODEL_FILE.stat().st_size < 5_000_000
+    meta = json.loads(META_FILE.read_text())
+    assert len(meta["classes"]) == 55 and meta["classes"][-2:] == ["back", "none"]
+    assert 0.5 <= meta["threshold"] < 1.0 and meta["temperature"] > 0
+    assert not set(meta["train_designs"]) & {"gnome-plastic", "gnome-simplistic", "gnome-tango"}
+
+
+def test_rectify_and_crops_shape():
+    img = np.zeros((200, 300, 3), np.uint8)
+    quad = np.array([[50, 40], [250, 60], [240, 120], [60, 110]], np.float32)  # landscape
+    q = portrait_order(quad)
+    s = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    assert s[0] + s[2] < s[1] + s[3]  # first side short: read as portrait
+    crops = corner_crops(rectify(img, q))
+    assert crops.shape == (4, CROP_H, CROP_W, 3)
+
+
+# (fixture, share of visible cards that must be read right): the far stills have 50-100 px
+# cards, which the current model mostly answers 'unsure' (see models/cards/MODEL_CARD.md); the
+# close 1080p still is the camera set-up the model handles
+@pytest.mark.parametrize("name,min_right", [("still-0", 0.0), ("still-1", 0.0),
+                                            ("still-close", 0.6)])
+def test_reads_fixture_stills(reader, name, min_right):
+    img, truth = load(name)
+    scanner = TableScanner(truth_profile(truth), reader)
+    reading = scanner.scan(img)
+    assert reading.board_found
+    visible = right = wrong = orient = 0
+    for cell in CELLS:
+        t = truth["cells"][cell]
+        got = reading.cells[cell]
+        if t["card"] is None:
+            assert got.empty or got.card.card is None, cell  # never a card on an empty cell
+            continue
+        if t.get("in_frame", 0) < 1 or t.get("visible_fraction", 0) < 0.5:
+            continue
+        visible += 1
+        assert not got.empty, cell  # every card on the board is found
+        if got.card.card is not None:
+            right += got.card.card == t["card"]
+            wrong += got.card.card != t["card"]
+        orient += got.card.orientation == t["orientation"]
+    assert visible >= 20
+    assert wrong <= 1  # answers are given only when sure; the rest say 'unsure'
+    assert right >= min_right * visible
+    assert orient >= 0.7 * visible
+    assert set(reading.timings_ms) >= {"board", "cards", "total"}
+
+
+def test_finder_on_fixture_still():
+    img, truth = load("still-0")
+    quads = find_cards(img)
+    centres = [q.mean(0) for q in quads]
+    found = 0
+    n = 0
+    for t in truth["cells"].values():
+        if t["card"] is None or t.get("in_frame", 0) < 1:
+            continue
+        n += 1
+        tc = np.array(t["corners"]).mean(0)
+        found += any(np.linalg.norm(c - tc) < 15 for c in centres)
+    # a crowded board: touching landscape cards merge and court cards split; the calibrated
+    # TableScanner does not depend on this whole-frame search
+    assert found >= 0.45 * n
+
+
+def odd_images() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "black": np.zeros((720, 1280, 3), np.uint8),
+        "white": np.full((720, 1280, 3), 255, np.uint8),
+        "blank grey": np.full((720, 1280, 3), 128, np.uint8),
+        "noise": rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8),
+        "tiny": np.full((5, 7, 3), 200, np.uint8),
+        "overexposed": np.clip(load("still-0")[0].astype(np.int32) * 4, 0, 255).astype(np.uint8),
+    }
+
+
+@pytest.mark.parametrize("kind", list(odd_images()))
+def test_odd_images_never_raise(reader, kind):
+    img = odd_images()[kind]
+    quads = find_cards(img)
+    for r in reader.read_quads(img, quads):
+        assert r.card is None or r.confidence >= reader.threshold
+    _, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    reading = scanner.scan(img)
+    assert isinstance(reading, TableReading)
+    if kind in ("black", "white", "blank grey", "tiny"):
+        assert not reading.board_found and reading.message
+    assert isinstance(json.dumps(reading.to_json()), str)
+
+
+def test_scanner_rejects_wrong_sized_and_missing_frames(reader):
+    _, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    assert "640x480" in scanner.scan(np.zeros((480, 640, 3), np.uint8)).message
+    assert scanner.scan(None).message.startswith("no image")
+    assert find_cards(None) == [] and find_cards(np.zeros((0, 0), np.uint8)) == []
+
+
+def test_piece_stage_is_called(reader):
+    from scanner.detections import PieceReading
+
+    img, truth = load("still-1")
+
+    class Pieces:
+        def read(self, image, profile, cells):
+            return {c: PieceReading("white-knight", 0.9) for c in cells if not cells[c].empty}
+
+    reading = TableScanner(truth_profile(truth), reader, pieces=Pieces()).scan(img)
+    assert "pieces" in reading.timings_ms
+    assert any(c.piece is not None and c.piece.kind == "knight" for c in reading.cells.values())
+
+
+def test_recheck_says_ok_then_moved(reader):
+    img, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    assert scanner.recheck(img) == "ok"
+    shifted = np.roll(img, (150, 260), axis=(0, 1))  # the camera turned
+    assert scanner.recheck(shifted) in ("moved", "unknown")
