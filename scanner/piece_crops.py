@@ -28,7 +28,7 @@ RANKS = "12345"
 CELLS = [f + r for r in RANKS for f in FILES]
 
 # The billboard in cm: BILL_W wide, from BILL_LO below the cell centre to BILL_HI above it. A
-# king is 7.5 cm tall; 4 cm either side lets a piece stand 2 cm off centre and still be whole.
+# king is 7.5 cm tall; 4 cm either side keeps a piece whole up to 1.2 cm off centre.
 BILL_W, BILL_LO, BILL_HI = 8.0, 3.5, 8.5
 CROP_W, CROP_H = 64, 96
 CROP_PX_PER_CM = CROP_W / BILL_W
@@ -155,12 +155,12 @@ def billboard(cam: BoardCamera, x: float, y: float) -> np.ndarray:
     z = np.array([0.0, 0.0, 1.0])
     up = z - (z @ v) * v
     n = float(np.linalg.norm(up))
-    if n < 0.3:
+    if n < 0.1:
         # near top-down the vertical degenerates: lean on the image's up so the crop turns
         # smoothly instead of spinning with a tiny tilt
         img_up = -cam.R[1]
         img_up = img_up - (img_up @ v) * v
-        up = up + (0.3 - n) / 0.3 * img_up / max(np.linalg.norm(img_up), 1e-9)
+        up = up + (0.1 - n) / 0.1 * img_up / max(np.linalg.norm(img_up), 1e-9)
         n = float(np.linalg.norm(up))
     up /= n
     right = np.cross(v, up)

@@ -68,7 +68,7 @@ def _augment(x, gen):
 
 
 def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128,
-          lr: float = 3e-3, log=print):
+          lr: float = 3e-3, init: Path | None = None, log=print):
     import torch
     from torch.nn import functional as F
 
@@ -78,7 +78,12 @@ def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128
 
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = PieceNet(len(CLASSES))
+    if init is not None:
+        from .net import from_onnx
+
+        net = from_onnx(init, len(CLASSES))
+    else:
+        net = PieceNet(len(CLASSES))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * ((len(X) + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
@@ -104,7 +109,7 @@ def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128
             loss.backward()
             opt.step()
             sched.step()
-            loss_sum += float(loss) * len(b)
+            loss_sum += float(loss.detach()) * len(b)
             correct += int((logits.argmax(1) == yt[b]).sum())
             tot += len(b)
         log(f"epoch {ep + 1}/{epochs}: loss {loss_sum / tot:.4f}, train acc "
@@ -152,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="held-out scenes (3 tables each)")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    ap.add_argument("--init", type=Path, default=None,
+                    help="continue training from an exported model (.onnx)")
     ap.add_argument("--workers", type=int, default=2, help="rendering processes")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--cache", type=Path, default=Path("data/pieces"),
@@ -167,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = args.cache if str(args.cache) else None
     tr = crops_for("train", list(range(args.scenes)), args.workers, cache)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
-    net = train(tr.X, tr.y, args.epochs, args.seed)
+    net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
     export(net, args.out)
     size = args.out.stat().st_size
     print(f"wrote {args.out} ({size / 1e6:.2f} MB)")
