@@ -129,7 +129,13 @@ def speed(clf, runs: int = 60) -> dict:
 
 
 def bench(clf, args) -> int:
-    from models.pieces.evaluate import REAL_PIECES, real_crops, real_metrics, rendered_metrics
+    from models.pieces.evaluate import (
+        REAL_PIECES,
+        real_crops,
+        real_metrics,
+        rendered_adaptation,
+        rendered_metrics,
+    )
 
     out: dict = {"model": str(clf.model_path), "threshold": clf.threshold}
     if args.scenes > 0:
@@ -145,6 +151,8 @@ def bench(clf, args) -> int:
         out["heldout_renders"] = rendered_metrics(clf, cs)
         out["heldout_renders"]["bars"] = {"occupancy": 0.998, "kind_colour_3d": 0.99,
                                           "kind_colour_tokens": 0.995}
+        out["heldout_adapted"] = [rendered_adaptation(clf, cs, s, shots=args.shots)
+                                  for s in ("lathe", "paper-token")]
     real = args.real or REAL_PIECES
     if str(real) != "none":
         if not (real / "labels").is_dir():

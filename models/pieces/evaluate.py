@@ -39,6 +39,13 @@ def rendered_metrics(clf: PieceClassifier, cs, batch: int = 256) -> dict:
     for name, sel in (("3d", ~token), ("tokens", token)):
         m = known & occ_t & sel
         out[f"kind_colour_{name}"] = round(float((pred[m] == y[m]).mean()), 4) if m.any() else None
+        if m.any():
+            top = probs[m].argmax(1)
+            # without the unsure rule: the best class alone, and its side alone
+            out[f"kind_colour_{name}_top1"] = round(float((top == y[m]).mean()), 4)
+            out[f"colour_{name}_top1"] = round(float(((top - 1) // 6 == (y[m] - 1) // 6)
+                                                     [top > 0].mean()), 4) if (top > 0).any() \
+                else None
         out[f"occupied_cells_{name}"] = int(m.sum())
         me = known & ~occ_t & sel
         out[f"empty_ok_{name}"] = round(float((pred[me] == 0).mean()), 4) if me.any() else None
@@ -130,3 +137,46 @@ def real_metrics(clf: PieceClassifier, X: np.ndarray, y: np.ndarray, src: np.nda
     out[f"adapted_{shots}_per_class_top1"] = round(float(np.mean(top1s)), 4)
     out["adapted_trials"] = [round(a, 4) for a in accs]
     return out
+
+
+def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shots: int = 10,
+                        trials: int = 3, seed: int = 0, batch: int = 256) -> dict:
+    """Held-out renders of one set: adapt from `shots` crops per class (empty and the 12
+    pieces) taken from some tables, measure on the tables not used."""
+    from scanner.piece_adapt import adapt_from_crops
+
+    sel = np.nonzero(cs.piece_set == piece_set)[0]
+    if len(sel) == 0:
+        return {}
+    X, y, fr = cs.X[sel], cs.y[sel], cs.frame[sel]
+    clf.reset()
+    emb = np.concatenate([clf.embed(X[i:i + batch]) for i in range(0, len(y), batch)])
+    rng = np.random.default_rng(seed)
+    res = []
+    for _ in range(trials):
+        frames = rng.permutation(np.unique(fr))
+        chosen: list[int] = []
+        need = {c: shots for c in range(13)}
+        used = set()
+        for f in frames:
+            if all(v <= 0 for v in need.values()):
+                break
+            idx = np.nonzero(fr == f)[0]
+            if not any(need.get(int(y[i]), 0) > 0 for i in idx):
+                continue
+            used.add(int(f))
+            for i in rng.permutation(idx):
+                if need.get(int(y[i]), 0) > 0:
+                    chosen.append(int(i))
+                    need[int(y[i])] -= 1
+        test = ~np.isin(fr, list(used)) & (y != UNSURE_CLASS)
+        adapt_from_crops(clf, X[chosen], [CLASSES[i] for i in y[chosen]])
+        pred = _pred_classes(clf, clf.probabilities(emb[test]))
+        occ = test & (y > 0)
+        yt = y[test]
+        res.append(((pred == yt).mean(), (pred[y[test] > 0] == yt[yt > 0]).mean()))
+        del occ
+        clf.reset()
+    r = np.array(res)
+    return {"set": piece_set, "shots": shots, "cells_right": round(float(r[:, 0].mean()), 4),
+            "kind_colour": round(float(r[:, 1].mean()), 4)}
