@@ -2,9 +2,10 @@
 or from a few labelled crops per class (up to 10).
 
 The classifier's last layer is a cosine classifier, so the adaptation is nearest class means of
-embeddings, refined: each class seen in the examples gets the normalised mean of its examples'
-embeddings as prototype; then a short gradient descent on all prototypes fits the examples
-while staying close to where it started (classes not seen keep the trained prototype). Numpy
+embeddings, refined: each piece class seen in the examples gets the normalised mean of its
+examples' embeddings as prototype; then a short gradient descent on those prototypes fits the
+examples while staying close to where it started. Classes not seen, "empty" and "unsure" keep
+the trained prototypes. Numpy
 only, a fraction of a second on one core.
 """
 
@@ -14,9 +15,10 @@ import time
 
 import numpy as np
 
-from .piece_classifier import CLASSES, COSINE_SCALE, PieceClassifier
+from .piece_classifier import CLASSES, COSINE_SCALE, UNSURE_CLASS, PieceClassifier
 from .piece_crops import PITCH_X, PITCH_Y, as_board_camera, cell_centre, crop_quad, warp_quad
 
+EMPTY = CLASSES.index("empty")
 # a piece stands where a player put it: crop each cell a little off centre too
 _OFFSETS = [(0.0, 0.0), (-1.2, 0.0), (1.2, 0.0), (0.0, -1.2), (0.0, 1.2)]
 
@@ -26,13 +28,20 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 
 def adapt_from_embeddings(base: np.ndarray, emb: np.ndarray, labels: np.ndarray,
-                          steps: int = 150, lr: float = 0.5, keep: float = 0.3) -> np.ndarray:
+                          steps: int = 150, lr: float = 0.5, keep: float = 0.3,
+                          fixed: tuple[int, ...] = (EMPTY, UNSURE_CLASS)) -> np.ndarray:
     """New prototypes (C x D) from labelled embeddings: class means, then refined by gradient
-    descent on the cosine-softmax loss with a pull (`keep`) toward those starting points."""
+    descent on the cosine-softmax loss with a pull (`keep`) toward those starting points. Only
+    the classes seen move; `fixed` ones never do: "empty" and "unsure" are learnt well from
+    renders of every kind of table, while a set-up view shows only a few empty cards (whose
+    mean made pieces read as empty in other views)."""
     protos = base.astype(np.float64).copy()
     labels = np.asarray(labels)
-    for c in np.unique(labels):
+    seen = [c for c in np.unique(labels) if c not in fixed]
+    for c in seen:
         protos[c] = _normalise(emb[labels == c].mean(0))
+    movable = np.zeros((len(protos), 1))
+    movable[seen] = 1.0
     start = protos.copy()
     if len(labels) == 0:
         return protos.astype(np.float32)
@@ -44,7 +53,7 @@ def adapt_from_embeddings(base: np.ndarray, emb: np.ndarray, labels: np.ndarray,
         p = np.exp(z)
         p /= p.sum(1, keepdims=True)
         grad = COSINE_SCALE * (p - onehot).T @ e / len(e) + keep * (protos - start)
-        protos = _normalise(protos - lr * grad)
+        protos = _normalise(protos - lr * grad * movable)
     return protos.astype(np.float32)
 
 

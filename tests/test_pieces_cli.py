@@ -56,4 +56,4 @@ def test_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert main(["pieces", str(junk), "--threshold", "3"]) == 2
     assert main(["pieces"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 6 and all(x.startswith("error:") for x in err)
+    assert len(err) == 5 and all(x.startswith("error:") for x in err)
