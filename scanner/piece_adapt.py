@@ -57,8 +57,31 @@ def adapt_from_embeddings(base: np.ndarray, emb: np.ndarray, labels: np.ndarray,
     return protos.astype(np.float32)
 
 
+def fit_scale(protos: np.ndarray, emb: np.ndarray, labels: np.ndarray,
+              groups: np.ndarray | None = None) -> float:
+    """The cosine scale that makes the adapted classifier's probabilities honest: class means
+    sit closer together than the trained prototypes, so the trained scale would leave almost
+    every reading below the threshold. Fitted by likelihood with each example scored against
+    its class mean without its own group (leave-one-group-out, so it is not overconfident)."""
+    groups = np.arange(len(labels)) if groups is None else np.asarray(groups)
+    logits = emb @ protos.T
+    for i in range(len(labels)):
+        c = labels[i]
+        same = (labels == c) & (groups != groups[i])
+        if same.any():
+            logits[i, c] = float(emb[i] @ _normalise(emb[same].mean(0)))
+    best, best_nll = COSINE_SCALE, np.inf
+    for s in np.linspace(COSINE_SCALE, 4 * COSINE_SCALE, 25):
+        z = s * logits
+        z = z - z.max(1, keepdims=True)
+        nll = -(z[np.arange(len(labels)), labels] - np.log(np.exp(z).sum(1))).mean()
+        if nll < best_nll:
+            best, best_nll = float(s), nll
+    return best
+
+
 def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
-                     mirror: bool = True) -> dict:
+                     mirror: bool = True, groups: list | None = None) -> dict:
     """Adapt `clf` in place from labelled crops (N x H x W x 3; labels like "white-king",
     "empty"). Mirrored copies double the examples (a piece looks the same mirrored)."""
     t0 = time.perf_counter()
@@ -66,14 +89,18 @@ def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
     if bad:
         raise ValueError(f"unknown piece label {bad[0]!r} (expected e.g. white-knight, empty)")
     y = np.array([CLASSES.index(lab) for lab in labels], np.int64)
+    g = np.arange(len(y)) if groups is None else np.unique(np.asarray(groups),
+                                                             return_inverse=True)[1]
     crops = np.asarray(crops)
     if mirror and len(crops):
         crops = np.concatenate([crops, crops[:, :, ::-1]])
         y = np.concatenate([y, y])
+        g = np.concatenate([g, g])  # a mirrored crop is no independent example
     emb = clf.embed(crops)
     clf.prototypes = adapt_from_embeddings(clf.base_prototypes, emb, y)
+    clf.scale = fit_scale(clf.prototypes, emb, y, g)
     return {"examples": int(len(labels)), "classes": sorted({CLASSES[i] for i in y}),
-            "seconds": round(time.perf_counter() - t0, 3)}
+            "scale": round(clf.scale, 2), "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def setup_labels(position: dict) -> dict[str, str]:
@@ -102,7 +129,7 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
     if not labels:
         raise ValueError("the position names no cells to learn from")
     cam = as_board_camera(camera, image.shape)
-    crops, labs = [], []
+    crops, labs, groups = [], [], []
     for cell, lab in labels.items():
         x, y = cell_centre(cell)
         for dx, dy in _OFFSETS:
@@ -110,4 +137,5 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
             assert abs(dx) < PITCH_X / 2 and abs(dy) < PITCH_Y / 2
             crops.append(warp_quad(image, crop_quad(cam, x + dx, y + dy)))
             labs.append(lab)
-    return adapt_from_crops(clf, np.array(crops), labs)
+            groups.append(cell)  # one cell's offsets are one example, not five
+    return adapt_from_crops(clf, np.array(crops), labs, groups=groups)

@@ -75,6 +75,7 @@ class PieceClassifier:
                                                                   np.float32)})
         self.base_prototypes = protos.astype(np.float32)
         self.prototypes = self.base_prototypes.copy()
+        self.scale = COSINE_SCALE  # adaptation may refit it (prototypes closer together)
         self.last_timings_ms: dict[str, float] = {}
 
     # --- the model -----------------------------------------------------------------------
@@ -86,11 +87,12 @@ class PieceClassifier:
         return emb
 
     def probabilities(self, emb: np.ndarray) -> np.ndarray:
-        return _softmax(COSINE_SCALE * emb @ self.prototypes.T)
+        return _softmax(self.scale * emb @ self.prototypes.T)
 
     def reset(self) -> None:
         """Forget any adaptation: back to the trained prototypes."""
         self.prototypes = self.base_prototypes.copy()
+        self.scale = COSINE_SCALE
 
     def readings(self, probs: np.ndarray) -> list[PieceReading]:
         out = []
