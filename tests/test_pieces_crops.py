@@ -101,11 +101,12 @@ def test_homography_alone_gives_the_same_crops(pose, tx, ty):
             tol = 2.0 if pose[0] < 78 else 5.0
             assert np.abs(q_true - q_rec).max() / scale < tol
         else:
-            # straight down the focal length is unobservable and the vertical undefined: the
-            # crop may turn, but stays on the cell at the right scale
+            # straight down the focal length is unobservable (a 60 degree lens is assumed) and
+            # the vertical undefined: the crop may turn and slide up to 3 cm, at the right
+            # scale; a calibration profile with the real focal length removes this
             c_err = np.linalg.norm(q_true.mean(0) - q_rec.mean(0)) / scale
             size = np.linalg.norm(q_rec[1] - q_rec[0]) / np.linalg.norm(q_true[1] - q_true[0])
-            assert c_err < 14.0 and 0.85 < size < 1.15
+            assert c_err < 3.0 * pc.CROP_PX_PER_CM and 0.85 < size < 1.15
     assert rec.centre()[2] > 0
 
 

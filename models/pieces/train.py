@@ -1,7 +1,8 @@
 """Train the piece classifier from renders and export it to ONNX.
 
     python -m models.pieces.train                      # the recorded recipe (see MODEL_CARD.md)
-    python -m models.pieces.train --scenes 10 --epochs 1 --out /tmp/p.onnx   # a smoke run
+    python -m models.pieces.train --scenes 4 --heldout-scenes 2 --epochs 1 --cache none \
+        --out /tmp/p.onnx                                   # a smoke run
 
 Steps: render random tables (train piece sets and card designs only) and crop every cell as
 the scanner does; train the CNN (PyTorch, CPU, one thread by default); export ONNX (opset 17);
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="rendering processes")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--cache", type=Path, default=Path("data/pieces"),
-                    help="where rendered crops are kept between runs ('' for none)")
+                    help="where rendered crops are kept between runs (none: nowhere)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     try:
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
-    cache = args.cache if str(args.cache) else None
+    cache = None if str(args.cache) in ("", ".", "none") else args.cache
     tr = crops_for("train", list(range(args.scenes)), args.workers, cache)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
