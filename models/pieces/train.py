@@ -1,6 +1,6 @@
 """Train the piece classifier from renders and export it to ONNX.
 
-    python -m models.pieces.train                      # the recorded recipe (see MODEL_CARD.md)
+    python -m models.pieces.train ...                  # the recorded two steps: MODEL_CARD.md
     python -m models.pieces.train --scenes 4 --heldout-scenes 2 --epochs 1 --cache none \
         --out /tmp/p.onnx                                   # a smoke run
 
@@ -149,9 +149,13 @@ def crops_for(split: str, seeds: list[int], workers: int, cache: Path | None, lo
     return cs
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m models.pieces.train", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def register(parser: argparse.ArgumentParser) -> None:
+    """For a `royal-table train pieces` subcommand: the same arguments and handler."""
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--scenes", type=int, default=220,
                     help="training scenes to render (3 tables each)")
     ap.add_argument("--heldout-scenes", type=int, default=60,
@@ -166,15 +170,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path("data/pieces"),
                     help="where rendered crops are kept between runs (none: nowhere)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m models.pieces.train", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
+
+
+def run(args) -> int:
     try:
         import torch
     except ImportError:
         print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
         return 2
+    if args.init is not None and not args.init.is_file():
+        print(f"error: --init {args.init}: no such model", file=sys.stderr)
+        return 2
+    if args.scenes < 1 or args.epochs < 1:
+        print("error: --scenes and --epochs must be at least 1", file=sys.stderr)
+        return 2
     torch.set_num_threads(args.threads)
     cache = None if str(args.cache) in ("", ".", "none") else args.cache
-    tr = crops_for("train", list(range(args.scenes)), args.workers, cache)
+    try:
+        tr = crops_for("train", list(range(args.scenes)), args.workers, cache)
+    except RuntimeError as exc:  # the renderer's assets: a Debian package missing, say
+        print(f"error: cannot render training scenes: {exc}", file=sys.stderr)
+        return 2
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
     export(net, args.out)
