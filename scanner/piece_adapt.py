@@ -131,7 +131,7 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
     cam = as_board_camera(camera, image.shape)
     crops, labs, groups = [], [], []
     for cell, lab in labels.items():
-        x, y = cell_centre(cell)
+        x, y = cell_centre(cell, cam.pitch)
         for dx, dy in _OFFSETS:
             # offsets in cm, well inside the cell (pitch PITCH_X x PITCH_Y)
             assert abs(dx) < PITCH_X / 2 and abs(dy) < PITCH_Y / 2

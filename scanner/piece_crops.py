@@ -35,11 +35,15 @@ CROP_PX_PER_CM = CROP_W / BILL_W
 MID_HEIGHT_CM = 4.0  # the billboard faces the ray to this point above the cell
 
 
-def cell_centre(cell: str) -> tuple[float, float]:
-    """Board-plane centre (cm) of a cell like "c4"."""
+CARD_W_CM, CARD_H_CM = 6.3, 8.8  # a poker card: the calibration's scale in cm
+
+
+def cell_centre(cell: str, pitch: tuple[float, float] = (PITCH_X, PITCH_Y)
+                ) -> tuple[float, float]:
+    """Board-plane centre (cm) of a cell like "c4", for a file and rank pitch in cm."""
     if len(cell) != 2 or cell[0] not in FILES or cell[1] not in RANKS:
         raise ValueError(f"not a cell: {cell!r} (a1 … g5)")
-    return (FILES.index(cell[0]) - 3) * PITCH_X, (RANKS.index(cell[1]) - 2) * PITCH_Y
+    return (FILES.index(cell[0]) - 3) * pitch[0], (RANKS.index(cell[1]) - 2) * pitch[1]
 
 
 @dataclass
@@ -50,6 +54,7 @@ class BoardCamera:
     R: np.ndarray
     t: np.ndarray
     dist: np.ndarray | None = None
+    pitch: tuple[float, float] = (PITCH_X, PITCH_Y)  # the players' cell spacing, cm
 
     def centre(self) -> np.ndarray:
         return -self.R.T @ self.t
@@ -73,14 +78,18 @@ class BoardCamera:
         return self.K @ np.column_stack([self.R[:, 0], self.R[:, 1], self.t])
 
 
-def camera_from_homography(H: np.ndarray, width: int, height: int) -> BoardCamera:
+def camera_from_homography(H: np.ndarray, width: int, height: int,
+                           K: np.ndarray | None = None) -> BoardCamera:
     """Recover K, R, t from a board homography (board cm -> pixels), assuming square pixels and
     the principal point at the image centre (webcams are close enough; the crop only needs the
     camera's direction, not millimetre accuracy). A camera looking straight down leaves the focal
-    length unobservable; a typical webcam's (60 degrees across) is used then."""
+    length unobservable; a typical webcam's (60 degrees across) is used then. With `K` known
+    (a calibration with intrinsics) only the pose is recovered."""
     H = np.asarray(H, np.float64).reshape(3, 3)
     if not np.all(np.isfinite(H)) or abs(np.linalg.det(H)) < 1e-12:
         raise ValueError("board homography is singular")
+    if K is not None:
+        return _pose_from_homography(H, np.asarray(K, np.float64))
     cx, cy = width / 2.0, height / 2.0
     Hc = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1.0]]) @ H
     Hc = Hc / np.linalg.norm(Hc[:, 0])
@@ -98,7 +107,10 @@ def camera_from_homography(H: np.ndarray, width: int, height: int) -> BoardCamer
             # weak perspective (b tiny) gives wild values: keep only plausible webcam focals
             if 0.3 * width < f_est < 5.0 * width:
                 f = f_est
-    K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]])
+    return _pose_from_homography(H, np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]]))
+
+
+def _pose_from_homography(H: np.ndarray, K: np.ndarray) -> BoardCamera:
     A = np.linalg.inv(K) @ H
     lam = 2.0 / (np.linalg.norm(A[:, 0]) + np.linalg.norm(A[:, 1]))
     if A[2, 2] * lam < 0:  # the board must lie in front of the camera
@@ -115,10 +127,13 @@ def camera_from_homography(H: np.ndarray, width: int, height: int) -> BoardCamer
 def as_board_camera(source, image_shape: tuple[int, ...]) -> BoardCamera:
     """Accept what callers have: a BoardCamera; a camera object or dict with K, R, t (and dist),
     e.g. the renderer's Camera or its truth["camera"]; a profile with `.camera` or
-    `.homography`; or a bare 3x3 homography (board cm -> pixels)."""
+    `.homography`; the calibration's `Profile` (H in cell units, a1 = (0, 0), with the card
+    size giving the scale); or a bare 3x3 homography (board cm -> pixels)."""
     h, w = image_shape[:2]
     if isinstance(source, BoardCamera):
         return source
+    if hasattr(source, "H") and hasattr(source, "card_size"):
+        return _from_profile(source, w, h)
     if isinstance(source, dict):
         if all(k in source for k in ("K", "R", "t")):
             d = source.get("dist")
@@ -143,6 +158,24 @@ def as_board_camera(source, image_shape: tuple[int, ...]) -> BoardCamera:
     if arr.shape == (3, 3):
         return camera_from_homography(arr, w, h)
     raise ValueError(f"cannot take a board camera from {type(source).__name__}")
+
+
+def _from_profile(profile, width: int, height: int) -> BoardCamera:
+    """The calibration profile maps cell units (a1 at (0, 0), one cell = 1) to undistorted
+    pixels. Its measured card size in cell units gives the players' pitch in cm (cards are
+    6.3 x 8.8 cm), hence a metric board frame centred on d3 like ours."""
+    cw, ch = (float(v) for v in profile.card_size)
+    if not (cw > 0 and ch > 0):
+        raise ValueError("profile has no card size")
+    pitch = (CARD_W_CM / cw, CARD_H_CM / ch)
+    to_cells = np.array([[1 / pitch[0], 0, 3.0], [0, 1 / pitch[1], 2.0], [0, 0, 1.0]])
+    H = np.asarray(profile.H, np.float64) @ to_cells
+    K = getattr(profile, "K", None)
+    cam = camera_from_homography(H, width, height, K)
+    d = getattr(profile, "dist", None)
+    cam.dist = None if d is None or K is None else np.asarray(d, np.float64)
+    cam.pitch = pitch
+    return cam
 
 
 def billboard(cam: BoardCamera, x: float, y: float) -> np.ndarray:
@@ -208,7 +241,7 @@ def cell_crop(image: np.ndarray, cam: BoardCamera, cell: str,
               offset: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """One cell's crop (CROP_H x CROP_W x 3, BGR). `offset` (cm) shifts the billboard, which
     training uses to teach pieces standing off centre."""
-    x, y = cell_centre(cell)
+    x, y = cell_centre(cell, cam.pitch)
     return warp_quad(image, crop_quad(cam, x + offset[0], y + offset[1]))
 
 
