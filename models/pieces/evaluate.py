@@ -1,0 +1,182 @@
+"""Measuring the piece classifier: held-out renders (per cell, as the scanner reads them) and
+real photographs (one crop per labelled box, grouped by source photo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scanner.piece_classifier import CLASSES, UNSURE_CLASS, PieceClassifier
+from scanner.piece_crops import frame_single
+
+REAL_PIECES = Path("/work/shared/data/real-pieces-dev")
+
+
+def _pred_classes(clf: PieceClassifier, probs: np.ndarray) -> np.ndarray:
+    """Class index per row, with -1 for unsure (the "unsure" class or below threshold)."""
+    k = probs.argmax(1)
+    conf = probs[np.arange(len(k)), k]
+    return np.where((k == UNSURE_CLASS) | (conf < clf.threshold), -1, k)
+
+
+def rendered_metrics(clf: PieceClassifier, cs, batch: int = 256) -> dict:
+    """The bars on held-out renders. An unsure answer counts as wrong in every accuracy (it is
+    safe, not right); how often it happens is reported beside."""
+    probs = np.concatenate([clf.probabilities(clf.embed(cs.X[i:i + batch]))
+                            for i in range(0, len(cs.y), batch)])
+    pred = _pred_classes(clf, probs)
+    y = cs.y
+    known = y != UNSURE_CLASS
+    token = cs.piece_set == "paper-token"
+    occ_t = y > 0
+    out: dict = {"cells": int(known.sum())}
+    decisive = pred >= 0
+    occ_ok = decisive & ((pred > 0) == occ_t)  # pred is -1 when unsure, never UNSURE_CLASS
+    out["occupancy"] = round(float(occ_ok[known].mean()), 4)
+    out["unsure_rate"] = round(float((~decisive)[known].mean()), 4)
+    for name, sel in (("3d", ~token), ("tokens", token)):
+        m = known & occ_t & sel
+        out[f"kind_colour_{name}"] = round(float((pred[m] == y[m]).mean()), 4) if m.any() else None
+        if m.any():
+            top = probs[m].argmax(1)
+            # without the unsure rule: the best class alone, and its side alone
+            out[f"kind_colour_{name}_top1"] = round(float((top == y[m]).mean()), 4)
+            out[f"colour_{name}_top1"] = round(float(((top - 1) // 6 == (y[m] - 1) // 6)
+                                                     [top > 0].mean()), 4) if (top > 0).any() \
+                else None
+        out[f"occupied_cells_{name}"] = int(m.sum())
+        me = known & ~occ_t & sel
+        out[f"empty_ok_{name}"] = round(float((pred[me] == 0).mean()), 4) if me.any() else None
+    m = ~known
+    out["unsure_cells"] = int(m.sum())
+    out["unsure_recall"] = round(float((pred[m] < 0).mean()), 4) if m.any() else None
+    # the errors that matter most: a confident wrong piece
+    wrong = known & decisive & (pred != y)
+    out["confident_errors"] = int(wrong.sum())
+    return out
+
+
+def _names(root: Path) -> list[str]:
+    text = (root / "classes.yaml").read_text()
+    line = next(x for x in text.splitlines() if x.strip().startswith("names:"))
+    return [s.strip().strip("'\"") for s in line.split("[", 1)[1].rsplit("]", 1)[0].split(",")]
+
+
+def real_crops(root: Path = REAL_PIECES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crops (N x H x W x 3), labels (CLASSES index) and source-photo ids of the real set, one
+    crop per box framed as `frame_single` frames a photo; the generic 'bishop' (no colour) is
+    left out."""
+    names = _names(root)
+    X, y, src = [], [], []
+    for img_path in sorted((root / "images").glob("*.jpg")):
+        lab = root / "labels" / (img_path.stem + ".txt")
+        if not lab.exists():
+            continue
+        img = cv2.imread(str(img_path))
+        if img is None:
+            continue
+        h, w = img.shape[:2]
+        source = img_path.name.split("_jpg")[0]
+        for line in lab.read_text().split("\n"):
+            parts = line.split()
+            if len(parts) != 5:
+                continue
+            name = names[int(parts[0])]
+            if name not in CLASSES:
+                continue
+            cx, cy, bw, bh = (float(v) for v in parts[1:])
+            box = ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)
+            X.append(frame_single(img, box))
+            y.append(CLASSES.index(name))
+            src.append(source)
+    return np.array(X, np.uint8), np.array(y, np.int64), np.array(src)
+
+
+def real_metrics(clf: PieceClassifier, X: np.ndarray, y: np.ndarray, src: np.ndarray,
+                 shots: int = 10, trials: int = 5, seed: int = 0) -> dict:
+    """Accuracy on real crops without adaptation, and after adapting from `shots` crops per
+    class drawn from some source photos, measured on the crops of the other sources."""
+    from scanner.piece_adapt import adapt_from_crops
+
+    clf.reset()
+    emb = np.concatenate([clf.embed(X[i:i + 256]) for i in range(0, len(X), 256)])
+    probs = clf.probabilities(emb)
+    pred = _pred_classes(clf, probs)
+    out: dict = {"crops": int(len(y)), "sources": int(len(set(src.tolist())))}
+    out["no_adaptation"] = round(float((pred == y).mean()), 4)
+    out["no_adaptation_top1"] = round(float((probs.argmax(1) == y).mean()), 4)
+    rng = np.random.default_rng(seed)
+    accs, top1s = [], []
+    sources = np.array(sorted(set(src.tolist())))
+    for _ in range(trials):
+        order = rng.permutation(sources)
+        chosen: list[int] = []
+        used: set[str] = set()
+        need = {c: shots for c in np.unique(y)}
+        # take whole source photos until every class has its shots; test on the rest
+        for s in order:
+            if all(v <= 0 for v in need.values()):
+                break
+            idx = np.nonzero(src == s)[0]
+            if not any(need[y[i]] > 0 for i in idx):
+                continue
+            used.add(s)
+            for i in rng.permutation(idx):
+                if need[y[i]] > 0:
+                    chosen.append(int(i))
+                    need[y[i]] -= 1
+        test = ~np.isin(src, list(used))
+        adapt_from_crops(clf, X[chosen], [CLASSES[i] for i in y[chosen]])
+        p = clf.probabilities(emb[test])
+        accs.append(float((_pred_classes(clf, p) == y[test]).mean()))
+        top1s.append(float((p.argmax(1) == y[test]).mean()))
+        clf.reset()
+    out[f"adapted_{shots}_per_class"] = round(float(np.mean(accs)), 4)
+    out[f"adapted_{shots}_per_class_top1"] = round(float(np.mean(top1s)), 4)
+    out["adapted_trials"] = [round(a, 4) for a in accs]
+    return out
+
+
+def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shots: int = 10,
+                        trials: int = 3, seed: int = 0, batch: int = 256) -> dict:
+    """Held-out renders of one set: adapt from `shots` crops per class (empty and the 12
+    pieces) taken from some tables, measure on the tables not used."""
+    from scanner.piece_adapt import adapt_from_crops
+
+    sel = np.nonzero(cs.piece_set == piece_set)[0]
+    if len(sel) == 0:
+        return {}
+    X, y, fr = cs.X[sel], cs.y[sel], cs.frame[sel]
+    clf.reset()
+    emb = np.concatenate([clf.embed(X[i:i + batch]) for i in range(0, len(y), batch)])
+    rng = np.random.default_rng(seed)
+    res = []
+    for _ in range(trials):
+        frames = rng.permutation(np.unique(fr))
+        chosen: list[int] = []
+        need = {c: shots for c in range(13)}
+        used = set()
+        for f in frames:
+            if all(v <= 0 for v in need.values()):
+                break
+            idx = np.nonzero(fr == f)[0]
+            if not any(need.get(int(y[i]), 0) > 0 for i in idx):
+                continue
+            used.add(int(f))
+            for i in rng.permutation(idx):
+                if need.get(int(y[i]), 0) > 0:
+                    chosen.append(int(i))
+                    need[int(y[i])] -= 1
+        test = ~np.isin(fr, list(used)) & (y != UNSURE_CLASS)
+        adapt_from_crops(clf, X[chosen], [CLASSES[i] for i in y[chosen]])
+        pred = _pred_classes(clf, clf.probabilities(emb[test]))
+        occ = test & (y > 0)
+        yt = y[test]
+        res.append(((pred == yt).mean(), (pred[y[test] > 0] == yt[yt > 0]).mean()))
+        del occ
+        clf.reset()
+    r = np.array(res)
+    return {"set": piece_set, "shots": shots, "cells_right": round(float(r[:, 0].mean()), 4),
+            "kind_colour": round(float(r[:, 1].mean()), 4)}

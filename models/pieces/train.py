@@ -1,0 +1,219 @@
+"""Train the piece classifier from renders and export it to ONNX.
+
+    python -m models.pieces.train ...                  # the recorded two steps: MODEL_CARD.md
+    python -m models.pieces.train --scenes 4 --heldout-scenes 2 --epochs 1 --cache none \
+        --out /tmp/p.onnx                                   # a smoke run
+
+Steps: render random tables (train piece sets and card designs only) and crop every cell as
+the scanner does; train the CNN (PyTorch, CPU, one thread by default); export ONNX (opset 17);
+measure it with onnxruntime on held-out renders (held-out piece set, tokens, held-out designs).
+Needs the 'train' extra (torch, onnx) and the renderer's asset cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "piece_classifier.onnx"
+HELDOUT_SEED0 = 1_000_000  # held-out tables use seeds from here on, never seen in training
+
+
+def _augment(x, gen):
+    """Photometric and small geometric changes on a batch (N x 3 x H x W, 0..1)."""
+    import torch
+    from torch.nn import functional as F
+
+    n = x.shape[0]
+    # colour: per-channel gain (white balance), brightness, contrast, gamma
+    gain = 1 + 0.12 * torch.randn(n, 3, 1, 1, generator=gen)
+    bright = 1 + 0.25 * (torch.rand(n, 1, 1, 1, generator=gen) * 2 - 1)
+    x = x * gain * bright
+    mean = x.mean((1, 2, 3), keepdim=True)
+    contrast = 1 + 0.3 * (torch.rand(n, 1, 1, 1, generator=gen) * 2 - 1)
+    x = (x - mean) * contrast + mean
+    x = x.clamp(0, 1) ** torch.exp(0.25 * torch.randn(n, 1, 1, 1, generator=gen))
+    gray = torch.rand(n, 1, 1, 1, generator=gen) < 0.1
+    x = torch.where(gray, x.mean(1, keepdim=True).expand_as(x), x)
+    # geometry: scale 0.9-1.1, shift 2 px, slight rotation, mirror
+    s = 1 + 0.1 * (torch.rand(n, generator=gen) * 2 - 1)
+    a = 0.06 * torch.randn(n, generator=gen)
+    tx = 0.06 * (torch.rand(n, generator=gen) * 2 - 1)
+    ty = 0.04 * (torch.rand(n, generator=gen) * 2 - 1)
+    flip = torch.where(torch.rand(n, generator=gen) < 0.5, -1.0, 1.0)
+    theta = torch.zeros(n, 2, 3)
+    theta[:, 0, 0] = torch.cos(a) / s * flip
+    theta[:, 0, 1] = -torch.sin(a) / s
+    theta[:, 1, 0] = torch.sin(a) / s * flip
+    theta[:, 1, 1] = torch.cos(a) / s
+    theta[:, 0, 2] = tx
+    theta[:, 1, 2] = ty
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    x = F.grid_sample(x, grid, padding_mode="border", align_corners=False)
+    # blur some, noise all
+    blur = torch.rand(n, generator=gen) < 0.3
+    if blur.any():
+        k = torch.tensor([0.25, 0.5, 0.25])
+        k2 = (k[:, None] * k[None, :]).expand(3, 1, 3, 3)
+        xb = F.conv2d(F.pad(x[blur], (1, 1, 1, 1), mode="replicate"), k2, groups=3)
+        x = x.clone()
+        x[blur] = xb
+    x = x + 0.02 * torch.rand(n, 1, 1, 1, generator=gen) * torch.randn(x.shape, generator=gen)
+    return x.clamp(0, 1)
+
+
+def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128,
+          lr: float = 3e-3, init: Path | None = None, log=print):
+    import torch
+    from torch.nn import functional as F
+
+    from scanner.piece_classifier import CLASSES
+
+    from .net import PieceNet
+
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    if init is not None:
+        from .net import from_onnx
+
+        net = from_onnx(init, len(CLASSES))
+    else:
+        net = PieceNet(len(CLASSES))
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    steps = epochs * ((len(X) + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
+                                                pct_start=0.15)
+    Xt = torch.from_numpy(X)  # N x H x W x 3 uint8
+    yt = torch.from_numpy(y)
+    # rarer classes (the pieces, unsure) are drawn as often as empty cells, in expectation
+    counts = np.bincount(y, minlength=len(CLASSES)).astype(np.float64)
+    w = 1.0 / np.maximum(counts[y], 1) ** 0.5
+    sampler_w = torch.from_numpy(w / w.sum())
+    for ep in range(epochs):
+        net.train()
+        t0 = time.time()
+        idx = torch.multinomial(sampler_w, len(X), replacement=True, generator=gen)
+        tot, correct, loss_sum = 0, 0, 0.0
+        for i in range(0, len(idx), batch):
+            b = idx[i:i + batch]
+            xb = Xt[b].permute(0, 3, 1, 2).float() / 255
+            xb = _augment(xb, gen)
+            logits, _, _ = net(xb)
+            loss = F.cross_entropy(logits, yt[b], label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_sum += float(loss.detach()) * len(b)
+            correct += int((logits.argmax(1) == yt[b]).sum())
+            tot += len(b)
+        log(f"epoch {ep + 1}/{epochs}: loss {loss_sum / tot:.4f}, train acc "
+            f"{correct / tot:.4f}, {time.time() - t0:.0f} s")
+    net.eval()
+    return net
+
+
+def export(net, path: Path) -> None:
+    import torch
+
+    from scanner.piece_crops import CROP_H, CROP_W
+
+    dummy = torch.zeros(1, 3, CROP_H, CROP_W)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(net, (dummy,), str(path), input_names=["crops"],
+                      output_names=["logits", "embedding", "prototypes"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
+                                    "embedding": {0: "n"}},
+                      opset_version=17, dynamo=False)
+
+
+def crops_for(split: str, seeds: list[int], workers: int, cache: Path | None, log=print):
+    from .data import CropSet, generate
+
+    name = f"{split}-{seeds[0]}-{len(seeds)}.npz"
+    if cache is not None and (cache / name).exists():
+        log(f"crops: {cache / name} (cached)")
+        return CropSet.load(cache / name)
+    t0 = time.time()
+    cs = generate(seeds, split, workers=workers, log_every=20)
+    log(f"crops: {len(cs.y)} from {len(seeds)} {split} tables in {time.time() - t0:.0f} s")
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        cs.save(cache / name)
+    return cs
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """For a `royal-table train pieces` subcommand: the same arguments and handler."""
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--scenes", type=int, default=220,
+                    help="training scenes to render (3 tables each)")
+    ap.add_argument("--heldout-scenes", type=int, default=60,
+                    help="held-out scenes (3 tables each)")
+    ap.add_argument("--epochs", type=int, default=14)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    ap.add_argument("--init", type=Path, default=None,
+                    help="continue training from an exported model (.onnx)")
+    ap.add_argument("--workers", type=int, default=2, help="rendering processes")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--cache", type=Path, default=Path("data/pieces"),
+                    help="where rendered crops are kept between runs (none: nowhere)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m models.pieces.train", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
+
+
+def run(args) -> int:
+    try:
+        import torch
+    except ImportError:
+        print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
+        return 2
+    if args.init is not None and not args.init.is_file():
+        print(f"error: --init {args.init}: no such model", file=sys.stderr)
+        return 2
+    if args.scenes < 1 or args.epochs < 1:
+        print("error: --scenes and --epochs must be at least 1", file=sys.stderr)
+        return 2
+    torch.set_num_threads(args.threads)
+    cache = None if str(args.cache) in ("", ".", "none") else args.cache
+    try:
+        tr = crops_for("train", list(range(args.scenes)), args.workers, cache)
+    except RuntimeError as exc:  # the renderer's assets: a Debian package missing, say
+        print(f"error: cannot render training scenes: {exc}", file=sys.stderr)
+        return 2
+    print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
+    net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
+    export(net, args.out)
+    size = args.out.stat().st_size
+    print(f"wrote {args.out} ({size / 1e6:.2f} MB)")
+    ho = crops_for("heldout", list(range(HELDOUT_SEED0, HELDOUT_SEED0 + args.heldout_scenes)),
+                   args.workers, cache)
+    from scanner.piece_classifier import PieceClassifier
+
+    from .evaluate import rendered_metrics
+
+    clf = PieceClassifier(args.out)
+    m = rendered_metrics(clf, ho)
+    print(json.dumps(m, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

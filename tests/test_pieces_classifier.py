@@ -1,0 +1,135 @@
+"""The shipped piece model on fixture stills (held-out piece set and card designs, truth from
+the renderer): right pieces, knocked-over pieces and hands reported unsure, never a guess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanner.detections import PieceReading
+from scanner.piece_classifier import CLASSES, DEFAULT_MODEL, PieceClassifier, to_input
+from scanner.piece_crops import as_board_camera
+
+FIX = Path(__file__).parent / "fixtures" / "pieces"
+
+
+def load(name: str):
+    img = cv2.imread(str(FIX / f"{name}.jpg"))
+    assert img is not None
+    return img, json.loads((FIX / f"{name}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def clf() -> PieceClassifier:
+    return PieceClassifier()
+
+
+def errors(readings: dict, labels: dict) -> dict[str, list]:
+    """The mistakes a scanner must never make, per kind: a piece read where there is none or
+    none where there is one (occupancy), the wrong side, a guess where it should be unsure."""
+    out: dict[str, list] = {"occupancy": [], "side": [], "guess": []}
+    for cell, lab in labels.items():
+        got = readings[cell].piece
+        if lab == "any" or got is None:
+            continue
+        if lab == "unsure":
+            out["guess"].append((cell, got))
+        elif (got == "empty") != (lab == "empty"):
+            out["occupancy"].append((cell, lab, got))
+        elif lab != "empty" and got.split("-")[0] != lab.split("-")[0]:
+            out["side"].append((cell, lab, got))
+    return out
+
+
+def kinds_right(readings: dict, labels: dict) -> tuple[int, int]:
+    pieces = [c for c, lab in labels.items() if lab not in ("any", "unsure", "empty")]
+    return sum(readings[c].piece == labels[c] for c in pieces), len(pieces)
+
+
+def test_model_is_small_and_has_its_outputs(clf):
+    assert DEFAULT_MODEL.stat().st_size < 8e6
+    assert clf.prototypes.shape == (len(CLASSES), 64)
+    emb = clf.embed(np.zeros((2, 96, 64, 3), np.uint8))
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, rtol=1e-4)
+
+
+# Floors for pieces read right (kind and side) with the shipped model, before adaptation. The
+# held-out turned set is far from the training sets (see MODEL_CARD.md: the 99 % bar is missed);
+# these catch a regression, the bench measures.
+KIND_FLOOR = {"setup-lathe": 2, "border-lathe": 2, "topdown-lathe": 2, "tokens": 10}
+
+
+@pytest.mark.parametrize("name", list(KIND_FLOOR))
+def test_fixture_stills(clf, name):
+    img, truth = load(name)
+    readings = clf.read(img, truth["camera"], list(truth["labels"]))
+    assert all(isinstance(r, PieceReading) for r in readings.values())
+    assert errors(readings, truth["labels"]) == {"occupancy": [], "side": [], "guess": []}
+    right, n = kinds_right(readings, truth["labels"])
+    assert right >= KIND_FLOOR[name], {c: r.piece for c, r in readings.items()}
+
+
+def test_pieces_at_cell_borders(clf):
+    """Pieces pushed 1.5-2.5 cm off their cell's centre are still seen, on the right cell."""
+    img, truth = load("border-lathe")
+    moved = list(truth["offsets_cm"])
+    readings = clf.read(img, truth["camera"], moved)
+    assert all(readings[c].piece != "empty" for c in moved)
+    assert errors(readings, {c: truth["labels"][c] for c in moved})["side"] == []
+    assert sum(readings[c].piece is not None for c in moved) >= len(moved) // 2
+
+
+def test_knocked_over_pieces_are_unsure(clf):
+    img, truth = load("border-lathe")
+    fallen = [c for c, lab in truth["labels"].items() if lab == "unsure"]
+    assert fallen
+    readings = clf.read(img, truth["camera"], fallen)
+    assert all(readings[c].piece is None for c in fallen), readings
+
+
+def test_hands_over_the_board(clf):
+    img, truth = load("hands-lathe")
+    readings = clf.read(img, truth["camera"], list(truth["labels"]))
+    assert errors(readings, truth["labels"]) == {"occupancy": [], "side": [], "guess": []}
+    covered = [c for c, lab in truth["labels"].items() if lab == "unsure"]
+    assert covered and all(readings[c].piece is None for c in covered)
+
+
+def test_homography_instead_of_camera(clf):
+    """No calibration profile yet: the board homography alone gives the same readings."""
+    img, truth = load("border-lathe")  # rendered without lens distortion
+    cam = as_board_camera(truth["camera"], img.shape)
+    cells = list(truth["labels"])
+    a = clf.read(img, truth["camera"], cells)
+    b = clf.read(img, cam.homography(), cells)
+    assert sum(a[c].piece == b[c].piece for c in cells) >= len(cells) - 1
+    assert set(clf.last_timings_ms) == {"piece_crops", "piece_model"}
+
+
+def test_threshold_turns_low_confidence_into_unsure(clf):
+    img, truth = load("setup-lathe")
+    strict = PieceClassifier(threshold=1.0)
+    readings = strict.read(img, truth["camera"], ["a1", "b3"])
+    assert all(r.piece is None for r in readings.values())
+
+
+def test_bad_input(clf, tmp_path):
+    with pytest.raises(ValueError):
+        clf.read(None, np.eye(3), ["a1"])
+    with pytest.raises(ValueError):
+        to_input(np.zeros((2, 10, 10, 3), np.uint8))
+    from scanner.piece_classifier import ModelError
+
+    with pytest.raises(ModelError):
+        PieceClassifier(tmp_path / "missing.onnx")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(ModelError):
+        PieceClassifier(bad)
+    img, truth = load("setup-lathe")
+    with pytest.raises(ValueError):
+        clf.read(img, truth["camera"], ["z9"])
