@@ -46,4 +46,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),
                    help="folder for card_index.onnx and card_index.json")
     p.set_defaults(handler=_cards)
+
+    from models.pieces import train as pieces_train
+
+    p = sub.add_parser("pieces", help="the piece classifier (ONNX) from rendered piece sets",
+                       description="Train the piece classifier on the renderer's training piece "
+                       "sets and tokens and export it to ONNX (python -m models.pieces.train).")
+    pieces_train.register(p)
+    p.set_defaults(handler=pieces_train.run)
     parser.set_defaults(handler=lambda a: (parser.print_help(), 2)[1])

@@ -48,26 +48,6 @@ def _armies(args) -> dict[Side, list[str]] | None:
             for side, text in zip(Side, args.armies, strict=True)}
 
 
-class PieceAdapter:
-    """The piece classifier behind the pipeline's `read(image, profile, cells)` interface."""
-
-    def __init__(self) -> None:
-        from scanner.piece_classifier import PieceClassifier
-
-        self.classifier = PieceClassifier()
-        self._camera = None
-        self._for = None
-
-    def read(self, image, profile, cells):
-        from scanner.piece_crops import camera_from_homography
-
-        if self._for is not profile:
-            h, w = image.shape[:2]
-            self._camera = camera_from_homography(np.asarray(profile.H), w, h)
-            self._for = profile
-        return self.classifier.read(image, self._camera, cells)
-
-
 def board_region(profile) -> np.ndarray:
     """The image polygon of the board and its initiative zones (for occlusion checks)."""
     import cv2
@@ -121,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # the model file is missing or unreadable
         return _fail(f"cannot load the card model: {exc}")
     try:
-        pieces = PieceAdapter()
+        from .piece_classifier import PieceClassifier
+
+        pieces = PieceClassifier()  # reads cells through the profile (cell units and K)
     except Exception as exc:
         print(f"royal-table scan: no piece classifier ({exc}); pieces are unsure",
               file=sys.stderr)
