@@ -1,0 +1,67 @@
+"""`royal-table scan` end to end on a fixture video (a short stretch: the figures come from the
+full run, see scanner/README.md)."""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.register import register_from_corners
+from scanner.evaluate import read_truth
+from webui.cli import main
+
+VIDEO = (Path(__file__).parent / "fixtures" / "render" / "videos"
+         / "game-s16-paris-tokens")
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory) -> Path:
+    """A profile from the board's 4 outer corners, as a player would click them."""
+    rows = list(read_truth(VIDEO / "truth.jsonl.gz"))
+    row = next(r for r in rows if len(r["cells"]) >= 8 and r["settled"])
+    quads = {c: np.array(row["cells"][c]["corners"]) for c in ("a1", "g1", "g5", "a5")}
+    centre = np.mean([q.mean(0) for q in quads.values()], axis=0)
+    corners = np.array([q[np.argmax(((q - centre) ** 2).sum(1))] for q in quads.values()])
+    capture = cv2.VideoCapture(str(VIDEO / "game.mp4"))
+    ok, image = capture.read()
+    assert ok
+    h, w = image.shape[:2]
+    path = tmp_path_factory.mktemp("profile") / "profile.json"
+    register_from_corners(corners.astype(np.float32), (w, h)).save(path)
+    return path
+
+
+def test_scan_with_truth_prints_the_comparison(profile, capsys):
+    code = main(["scan", str(VIDEO / "game.mp4"), "--profile", str(profile), "--truth",
+                 str(VIDEO / "truth.jsonl.gz"), "--json", "--max-frames", "40"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("moves", "moves_recovered", "spurious_events", "settled_frames",
+                "settled_frames_right", "latency_ms_p50", "latency_ms_p95"):
+        assert key in out
+    assert out["frames"] == 40 and out["moves"] > 0
+    assert out["spurious_events"] == 0  # unsure readings may delay events, never invent them
+
+
+def test_scan_text_output_and_saved_log(profile, tmp_path, capsys):
+    log = tmp_path / "log.json"
+    assert main(["scan", str(VIDEO / "game.mp4"), "--profile", str(profile),
+                 "--max-frames", "20", "--save-log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "20 frames" in out and "final position" in out
+    saved = json.loads(log.read_text())
+    assert saved["game"] == "royal-battles" and "journal" in saved
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["scan", "no-such-video.mp4"], "no-such-video.mp4"),
+    (["scan", str(VIDEO / "game.mp4"), "--profile", "missing.json"], "cannot load profile"),
+    (["scan", str(VIDEO / "game.mp4"), "--truth", "missing.jsonl"], "cannot read truth"),
+    (["scan", str(VIDEO / "game.mp4"), "--armies", "pawn,dragon", "king"], "dragon"),
+])
+def test_bad_input_is_a_clear_error(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
