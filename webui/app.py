@@ -1,7 +1,6 @@
 """Flask application factory: one blueprint per page family, mounted under its own prefix.
 
-Blueprints are looked up lazily from the table below, so a family that is not built yet is
-simply absent rather than an error.
+Blueprints are imported when the app is created, from the table below.
 """
 
 from __future__ import annotations
@@ -28,11 +27,6 @@ def create_app(config: dict | None = None) -> Flask:
     if config:
         app.config.update(config)
     for prefix, module_name in BLUEPRINTS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            continue
+        module = importlib.import_module(module_name)
         app.register_blueprint(module.blueprint, url_prefix=prefix)
     return app

@@ -1,8 +1,8 @@
 """The `royal-table` command: one entry point, one subcommand family per part of the product.
 
-Each family lives beside the code it drives and exposes `register(subparsers)`; the table below
-is the only place that knows them all. Modules are imported lazily so `--help` stays fast and a
-heavy dependency (onnxruntime, OpenCV) is loaded only by the subcommand that needs it.
+Each family lives beside the code it drives and exposes `register(parser)`; the table below is
+the only place that knows them all. Families keep heavy imports (onnxruntime, torch) inside
+their handlers, so `--help` stays fast and a subcommand loads only what it needs.
 """
 
 from __future__ import annotations
@@ -35,15 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            # Only a family that is not built yet is skipped; a broken import inside it is a bug.
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            continue
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        module.register(sub)
+        importlib.import_module(module_name).register(sub)
     return parser
 
 
