@@ -255,6 +255,7 @@ class GameTracker:
     def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int) -> bool:
         state = self.state
         side = state.to_move.value
+        engine = visible_table(state)  # the table before this move, once
         reasons = []
         for to in sorted(laid):
             card = seen[f"{to}.card"]
@@ -262,12 +263,12 @@ class GameTracker:
             if not (isinstance(mover, str) and mover.startswith(side + "-")):
                 reasons.append(f"{card} on {to} has no {side} unit on it")
                 continue
-            was_here = visible_table(state)[f"{to}.unit"]
+            was_here = engine[f"{to}.unit"]
             if was_here == mover:
                 frm = to  # covered its own standing card
             else:
                 sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
-                           if visible_table(state)[f"{CELL_NAMES[c]}.unit"] == mover
+                           if engine[f"{CELL_NAMES[c]}.unit"] == mover
                            and seen[f"{CELL_NAMES[c]}.unit"] != mover]
                 if len(sources) != 1:
                     reasons.append(f"which {mover} moved to {to}? candidates: "
@@ -297,6 +298,7 @@ class GameTracker:
         explains comes first: the side to move has moved and the unit is its enemy's."""
         state = self.state
         attacker_done = state.phase in (Phase.ATTACK, Phase.POST_TURN)
+        engine = {k: was for k, (was, _now) in diff.items()}  # engine values where they differ
         for key, (old, new) in sorted(diff.items()):
             if not (key.endswith(".unit") and isinstance(old, str) and new is None):
                 continue
@@ -308,7 +310,7 @@ class GameTracker:
                 continue
             moved_next_door = any(
                 seen[f"{CELL_NAMES[c]}.unit"] == old
-                and visible_table(self.state)[f"{CELL_NAMES[c]}.unit"] != old
+                and engine.get(f"{CELL_NAMES[c]}.unit", seen[f"{CELL_NAMES[c]}.unit"]) != old
                 for c in NEIGHBOURS[parse_cell(cell)])
             if moved_next_door:
                 continue
