@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -25,16 +26,22 @@ def _read_image(path: str) -> np.ndarray:
     return img
 
 
-def _with_intrinsics(profile, args, quads=None):
-    if not getattr(args, "intrinsics", None):
-        return profile
+@lru_cache(maxsize=4)
+def _read_intrinsics(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The camera matrix and distortion in a saved intrinsics file (read once per run)."""
     from .intrinsics import load_intrinsics
 
     try:
-        K, dist, _ = load_intrinsics(args.intrinsics)
+        K, dist, _ = load_intrinsics(path)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CliError(f"cannot read intrinsics {args.intrinsics}: {exc}") from None
-    profile.K, profile.dist = K, dist
+        raise CliError(f"cannot read intrinsics {path}: {exc}") from None
+    return K, dist
+
+
+def _with_intrinsics(profile, args):
+    if not getattr(args, "intrinsics", None):
+        return profile
+    profile.K, profile.dist = _read_intrinsics(args.intrinsics)
     return profile
 
 
@@ -43,12 +50,7 @@ def _undistort_quads(quads, args):
         return quads
     import cv2
 
-    from .intrinsics import load_intrinsics
-
-    try:
-        K, dist, _ = load_intrinsics(args.intrinsics)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CliError(f"cannot read intrinsics {args.intrinsics}: {exc}") from None
+    K, dist = _read_intrinsics(args.intrinsics)
     return [cv2.undistortPoints(q.reshape(-1, 1, 2).astype(np.float64), K, dist, P=K)
             .reshape(4, 2).astype(np.float32) for q in quads]
 
