@@ -383,13 +383,7 @@ class GameTracker:
         data["board"][cell].pop("unit")
         actions, history = self.state.actions, self.state.history
         restored = from_json(json.loads(json.dumps(data)))
-        restored.actions, restored.history = actions, history
-        counts = restored._unit_counts()
-        for side, n in zip(Side, counts, strict=True):
-            if n == 0 and restored.outcome is None:
-                from engines.royal_battles.state import Outcome
-
-                restored._finish(Outcome(side.other, "annihilation", counts))
+        restored.actions, restored.history = actions, history  # from_json ends a wiped-out side
         self.state = restored
         self.journal.append(f"correct remove {cell}")
 

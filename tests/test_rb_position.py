@@ -125,3 +125,11 @@ def test_planner_for_a_hidden_hand():
     assert o["known_trumps"] == ["3D", "5S", "9C"] and o["needed"] == 1
     assert o["playable_colours"] == ["red"] and o["trump_ranks"] == "3 5 7 9"
     assert parse_cell(o["to"]) == parse_cell("d3")
+
+
+def test_a_position_with_one_side_wiped_out_is_over():
+    state = position({"c2": ("2C", "white pawn")}, to_move="black")
+    assert state.is_terminal() and state.outcome.winner is Side.WHITE
+    assert state.outcome.reason == "annihilation" and state.legal_actions() == []
+    placing = position({"a1": ("2C", "white pawn")}, phase="place", to_move="black")
+    assert not placing.is_terminal()  # during set-up an empty side is just not placed yet

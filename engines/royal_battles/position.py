@@ -365,6 +365,14 @@ def _from_json(data: Any) -> GameState:
         state.outcome = Outcome(Side(o["winner"]) if o["winner"] else None,
                                 str(o.get("reason", "")), state._unit_counts())
         state.phase = Phase.OVER
+    elif state.phase not in (Phase.SETUP, Phase.PLACE):
+        # a side with no unit left has lost at once, however the position came about
+        # (a correction that took off the last unit, a position typed in)
+        counts = state._unit_counts()
+        for side, n in zip(Side, counts, strict=True):
+            if n == 0:
+                state._finish(Outcome(side.other, "annihilation", counts))
+                break
     return state
 
 
