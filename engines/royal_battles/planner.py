@@ -33,11 +33,7 @@ class PlanOption:
     attack: AttackResult | None
 
     def score(self) -> float:
-        """A crude value for greedy self-play: damage dealt, removals, heals, cards drawn."""
-        if self.attack is None:
-            return 0.0
-        return (sum(e.damage + 20 * e.removed + e.healed for e in self.attack.effects)
-                + 1.5 * self.attack.draws)
+        return 0.0 if self.attack is None else attack_value(self.attack)
 
     def to_json(self) -> dict:
         a = self.attack
@@ -58,6 +54,13 @@ class PlanOption:
             "position": a.key_position.value if a and a.key_position else None,
             "draws": a.draws if a else 0,
         }
+
+
+def attack_value(result: AttackResult) -> float:
+    """A crude value for greedy self-play: damage dealt, removals, heals, cards drawn.
+    (Damage only ever lands on enemies and healing on friends, so no sign is needed.)"""
+    return (sum(e.damage + 20 * e.removed + e.healed for e in result.effects)
+            + 1.5 * result.draws)
 
 
 def plan(state: GameState) -> list[PlanOption]:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .actions import Action, Verb
+from .combat import resolve_attack
+from .planner import attack_value, plan
 from .state import GameState, Options
 from .units import UNIT_KINDS, Side
 
@@ -20,8 +22,6 @@ def random_player(state: GameState, rng: random.Random) -> Action:
 def greedy_player(state: GameState, rng: random.Random) -> Action:
     """Moves to the attack that deals the most damage (ties: key position, then random);
     always takes the pre-turn draw; keeps its hand while it can move with it."""
-    from .planner import plan
-
     legal = state.legal_actions()
     verbs = {a.verb for a in legal}
     if Verb.TAKE_DRAW in verbs:
@@ -34,27 +34,11 @@ def greedy_player(state: GameState, rng: random.Random) -> Action:
         best = max(options, key=lambda o: (o.score(), rng.random()))
         return best.move
     if state.phase.value == "attack":
-        side = state.to_move
-        scored = []
-        for a in legal:
-            if a.verb is Verb.NO_ATTACK:
-                scored.append((0.0, rng.random(), a))
-                continue
-            from .combat import resolve_attack
-
-            r = resolve_attack(state, state.moved, a.to, a.style)
-            scored.append((_attack_score(state, r, side), rng.random(), a))
+        scored = [(0.0 if a.verb is Verb.NO_ATTACK
+                   else attack_value(resolve_attack(state, state.moved, a.to, a.style)),
+                   rng.random(), a) for a in legal]
         return max(scored, key=lambda t: (t[0], t[1]))[2]
     return rng.choice(legal)
-
-
-def _attack_score(state: GameState, result, side: Side) -> float:
-    score = 0.0
-    for eff in result.effects:
-        unit = state.units[eff.cell]
-        sign = 1 if unit.side is not side else -1
-        score += sign * (eff.damage + (20 if eff.removed else 0)) + eff.healed
-    return score + (1.5 * result.draws if result.key or result.draws else 0)
 
 
 PLAYERS: dict[str, Player] = {"random": random_player, "greedy": greedy_player}
