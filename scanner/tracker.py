@@ -12,7 +12,6 @@ unit vanishes from the table without enough recorded damage it says so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from engines.errors import RulesError
@@ -382,7 +381,7 @@ class GameTracker:
         data = to_json(self.state)
         data["board"][cell].pop("unit")
         actions, history = self.state.actions, self.state.history
-        restored = from_json(json.loads(json.dumps(data)))
+        restored = from_json(data)  # to_json built fresh dicts: nothing shared to copy
         restored.actions, restored.history = actions, history  # from_json ends a wiped-out side
         self.state = restored
         self.journal.append(f"correct remove {cell}")

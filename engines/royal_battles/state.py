@@ -30,7 +30,7 @@ from .board import (
 )
 from .cards import CARD_ORDER, DECK, Card, Colour, movement_colour_ok
 from .combat import AttackResult, attack_styles, resolve_attack
-from .units import UNIT_KINDS, Side
+from .units import UNIT_KINDS, Side, parse_kind
 
 ARMY_SIZE = 4
 SETUP_FILES = (0, 2, 4, 6)  # a, c, e, g
@@ -171,8 +171,6 @@ class GameState:
     def new(cls, armies: dict[Side, list[str]] | None = None,
             options: Options | None = None) -> GameState:
         """An empty table: both decks full, the set-up cards about to be drawn."""
-        from .units import parse_kind
-
         state = cls(options)
         armies = armies or {s: ["pawn", "knight", "bishop", "king"] for s in Side}
         for side in Side:
