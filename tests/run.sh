@@ -3,9 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -f tests/apt-packages.txt ] && command -v apt-get >/dev/null; then
-  missing=$(xargs -a tests/apt-packages.txt dpkg-query -W -f='${Status}\n' 2>/dev/null | grep -vc "install ok installed" || true)
-  if [ "$(xargs -a tests/apt-packages.txt | wc -w)" != "$(xargs -a tests/apt-packages.txt dpkg-query -W 2>/dev/null | wc -l)" ] || [ "$missing" != 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive xargs -a tests/apt-packages.txt apt-get install -y -qq --no-install-recommends >/dev/null
+  # install only when some listed package is not installed yet
+  wanted=$(grep -c . tests/apt-packages.txt)
+  have=$(xargs -a tests/apt-packages.txt dpkg-query -W -f='${Status}\n' 2>/dev/null \
+         | grep -c "install ok installed" || true)
+  if [ "$have" != "$wanted" ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive xargs -a tests/apt-packages.txt \
+      apt-get install -y -qq --no-install-recommends >/dev/null
   fi
 fi
 python3 -m pip install -q -e ".[test]"
