@@ -79,7 +79,8 @@ def _camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
-           p_back: float = 0.06) -> tuple[np.ndarray, np.ndarray]:
+           p_back: float = 0.06, width: tuple[float, float] = (44, 130)
+           ) -> tuple[np.ndarray, np.ndarray]:
     """One card (or an empty patch of table) as 4 corner crops (4 x H x W x 3 uint8) and their
     4 class labels."""
     u = rng.random()
@@ -87,7 +88,7 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
     code = "none" if u < p_none else "back" if u < p_none + p_back else \
         ALL_CODES[int(rng.integers(len(ALL_CODES)))]
     # the card as seen: width in pixels, in-plane turn, perspective squash
-    cw = rng.uniform(44, 130)
+    cw = rng.uniform(*width)
     chh = cw * 88 / 63
     margin = int(cw * 0.2) + 6
     W = H = int(max(cw, chh) + 2 * margin)
