@@ -13,18 +13,29 @@ def _cards(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
         return 2
-    if args.cards < 100 or args.epochs < 1:
-        print("error: --cards must be >= 100 and --epochs >= 1", file=sys.stderr)
+    if args.cards < 100 or args.epochs < 0 or (args.epochs == 0 and not args.init
+                                                and not args.recalibrate):
+        print("error: --cards must be >= 100 and --epochs >= 1 (0 only with --init: export "
+              "those weights)", file=sys.stderr)
         return 2
     from models.cards.train import recalibrate, train
 
+    if args.face:
+        from models.cards import face
+
+        if args.recalibrate:
+            face.calibrate(out=Path(args.out), n_val=args.val_cards, threads=args.threads)
+            return 0
+        face.train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards,
+                   epochs=args.epochs, threads=args.threads, out=Path(args.out), lr=args.lr)
+        return 0
     if args.recalibrate:
         recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,
                     out=Path(args.out))
         return 0
     train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards, epochs=args.epochs,
           workers=args.workers, threads=args.threads, out=Path(args.out), init=args.init,
-          lr=args.lr)
+          lr=args.lr, none_share=args.none_share)
     return 0
 
 
@@ -33,10 +44,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("cards", help="the card index classifier (ONNX) from rendered designs",
                        description="Train the card index classifier on the renderer's training "
                        "designs and export it to ONNX with its temperature and threshold.")
+    p.add_argument("--face", action="store_true",
+                   help="train the whole-card model (card_face.onnx) instead, and calibrate it "
+                   "with the index model beside it")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--cards", type=int, default=16000, help="training cards (4 crops each)")
+    p.add_argument("--cards", type=int, default=24000,
+                   help="training cards of the decks (4 crops each; the mix adds small cards "
+                   "and procedural faces in proportion)")
     p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
-    p.add_argument("--epochs", type=int, default=14)
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--none-share", type=float, default=0.35,
+                   help="share of blank-corner crops seen per epoch")
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")

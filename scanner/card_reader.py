@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from .detections import CardReading
@@ -20,6 +21,8 @@ from .rectify import CORNER_NAMES, corner_crops, normalise, portrait_order, rect
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
 MODEL_FILE = MODEL_DIR / "card_index.onnx"
 META_FILE = MODEL_DIR / "card_index.json"
+FACE_MODEL_FILE = MODEL_DIR / "card_face.onnx"
+FACE_META_FILE = MODEL_DIR / "card_face.json"
 
 
 class ModelMissingError(RuntimeError):
@@ -49,9 +52,44 @@ def combine(probs: np.ndarray, n_cards: int, back: int) -> tuple[int, bool, int,
     return int(k), False, int(i), conf
 
 
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(-1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(-1, keepdims=True)
+
+
+def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
+         back: int) -> tuple[int, bool, int, float]:
+    """The index corners and the whole-card model as independent witnesses: a card's
+    probability is the normalised product of what each witness says, counting only corners
+    that show an index (a blank corner says nothing about which card it is). Returns (card
+    class, face down, corner that saw the index or -1, confidence). The threshold applied to
+    it is calibrated through this same function (`models/cards/face.py`)."""
+    pred = corner_probs.argmax(1)
+    seeing = [i for i in range(len(pred)) if pred[i] < n_cards]
+    face_says_back = face_probs is not None and int(face_probs.argmax()) == back
+    if (pred == back).sum() >= 2 or (face_says_back and not seeing):
+        p = [float(corner_probs[:, back].mean())] + (
+            [float(face_probs[back])] if face_probs is not None else [])
+        return -1, True, -1, max(p)
+    log_e = np.zeros(n_cards, np.float64)
+    for i in seeing:
+        c = corner_probs[i, :n_cards].astype(np.float64)
+        log_e += np.log(c / c.sum() + 1e-9)
+    if face_probs is not None:
+        f = face_probs[:n_cards].astype(np.float64)
+        log_e += np.log(f / f.sum() + 1e-9)
+    elif not seeing:
+        return int(corner_probs[:, :n_cards].max(0).argmax()), False, -1, 0.0
+    post = softmax(log_e)
+    k = int(post.argmax())
+    corner = max(seeing, key=lambda i: corner_probs[i, k]) if seeing else -1
+    return k, False, corner, float(post[k])
+
+
 class CardReader:
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
-                 threshold: float | None = None):
+                 threshold: float | None = None, use_face: bool = True):
         import onnxruntime as ort
 
         model_path, meta_path = Path(model_path), Path(meta_path)
@@ -72,6 +110,19 @@ class CardReader:
         self.session = ort.InferenceSession(str(model_path), opts,
                                             providers=["CPUExecutionProvider"])
         self.input_name = self.session.get_inputs()[0].name
+        # the whole-card model, where one lies beside the index model: small cards
+        self.face_session = None
+        face_model = model_path.with_name(FACE_MODEL_FILE.name)
+        face_meta = model_path.with_name(FACE_META_FILE.name)
+        if use_face and face_model.exists() and face_meta.exists():
+            fm = json.loads(face_meta.read_text())
+            if "fused_threshold" in fm and fm["classes"] == self.classes:
+                self.face_session = ort.InferenceSession(str(face_model), opts,
+                                                         providers=["CPUExecutionProvider"])
+                self.face_size = tuple(int(v) for v in fm["size"])  # w, h
+                self.face_temperature = float(fm["temperature"])
+                if threshold is None:
+                    self.threshold = float(fm["fused_threshold"])
 
     def classify(self, crops: np.ndarray) -> np.ndarray:
         """uint8 crops (N x H x W x 3) -> class probabilities (N x C)."""
@@ -83,19 +134,44 @@ class CardReader:
         p = np.exp(z)
         return p / p.sum(1, keepdims=True)
 
-    def decide(self, probs: np.ndarray) -> tuple[str | None, bool, str | None, float]:
-        """Combine one card's 4 corner probabilities (nw, ne, se, sw) into (card, face_down,
-        index diagonal of the rectified card, confidence)."""
-        k, down, corner, conf = combine(probs, self.n_cards, self.back)
-        if down:
-            return None, True, None, conf
-        diag = "nw-se" if CORNER_NAMES[corner] in ("nw", "se") else "ne-sw"
-        card = self.classes[k] if conf >= self.threshold else None
-        return card, False, diag, conf
+    def classify_faces(self, cards: np.ndarray) -> np.ndarray:
+        """uint8 whole-card thumbnails (N x h x w x 3) -> class probabilities (N x C)."""
+        name = self.face_session.get_inputs()[0].name
+        logits = self.face_session.run(None, {name: normalise(cards)})[0]
+        return softmax(logits / self.face_temperature)
 
-    def _settled(self, p: np.ndarray) -> bool:
-        """Both nw and se crops give the same card (or face down) confidently."""
-        k, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
+    def decide(self, probs: np.ndarray, face: np.ndarray | None = None
+               ) -> tuple[str | None, bool, str | None, float, list[tuple[str, float]]]:
+        """One card's 4 corner probabilities (nw, ne, se, sw) and, with the face model, its
+        whole-card probabilities -> (card, face_down, index diagonal of the rectified card,
+        confidence, best candidates)."""
+        if self.face_session is not None:
+            k, down, corner, conf = fuse(probs, face, self.n_cards, self.back)
+        else:
+            k, down, corner, conf = combine(probs, self.n_cards, self.back)
+        if down:
+            return None, True, None, conf, []
+        diag = None if corner < 0 else \
+            "nw-se" if CORNER_NAMES[corner] in ("nw", "se") else "ne-sw"
+        card = self.classes[k] if conf >= self.threshold else None
+        return card, False, diag, conf, self._candidates(probs, face)
+
+    def _candidates(self, probs: np.ndarray, face: np.ndarray | None,
+                    n: int = 3) -> list[tuple[str, float]]:
+        """The best few cards by the witnesses' product, for the rules and the players."""
+        e = np.log(probs[:, :self.n_cards].max(0) + 1e-9)
+        if face is not None:
+            e = e + np.log(face[:self.n_cards] + 1e-9)
+        post = softmax(e)
+        top = np.argsort(-post)[:n]
+        return [(self.classes[int(i)], round(float(post[i]), 4)) for i in top]
+
+    def _settled(self, p: np.ndarray, face: np.ndarray | None) -> bool:
+        """The nw and se crops (with the whole card) already answer confidently."""
+        if self.face_session is not None:
+            k, down, _, conf = fuse(p, face, self.n_cards, self.back)
+        else:
+            k, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
         return bool(down or conf >= self.threshold)
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
@@ -107,26 +183,32 @@ class CardReader:
         if image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
         ordered = [portrait_order(q) for q in quads]
+        cards = [rectify(image, q) for q in ordered]
         # N cards x 4 corners x H x W x 3
-        crops = np.stack([corner_crops(rectify(image, q), self.crop) for q in ordered])
+        crops = np.stack([corner_crops(c, self.crop) for c in cards])
+        faces: list[np.ndarray | None] = [None] * len(quads)
+        if self.face_session is not None:
+            thumbs = np.stack([cv2.resize(c, self.face_size, interpolation=cv2.INTER_AREA)
+                               for c in cards])
+            faces = list(self.classify_faces(thumbs))
         # first the nw-se diagonal, where standard decks print the index; the other diagonal
         # only for cards that diagonal did not settle (half the model work per frame)
         probs = np.zeros((len(quads), 4, len(self.classes)), np.float32)
         probs[:, [1, 3], self.none] = 1.0
         probs[:, [0, 2]] = self.classify(crops[:, [0, 2]].reshape(-1, *crops.shape[2:])) \
             .reshape(len(quads), 2, -1)
-        again = [i for i in range(len(quads)) if not self._settled(probs[i])]
+        again = [i for i in range(len(quads)) if not self._settled(probs[i], faces[i])]
         if again:
             probs[again, 1::2] = self.classify(
                 crops[again][:, [1, 3]].reshape(-1, *crops.shape[2:])).reshape(len(again), 2, -1)
         out = []
-        for q, p in zip(ordered, probs, strict=True):
-            card, down, diag, conf = self.decide(p)
+        for q, p, f in zip(ordered, probs, faces, strict=True):
+            card, down, diag, conf, cands = self.decide(p, f)
             long_axis = (q[3] - q[0]) + (q[2] - q[1])
             portrait = abs(long_axis[1]) >= abs(long_axis[0])
             if diag is not None and not portrait:
                 diag = "nw-se" if diag == "ne-sw" else "ne-sw"
             out.append(CardReading(corners=q.astype(np.float32), card=card, face_down=down,
                                    orientation="portrait" if portrait else "landscape",
-                                   digit_corners=diag, confidence=conf))
+                                   digit_corners=diag, confidence=conf, candidates=cands))
         return out

@@ -156,7 +156,13 @@ class TableScanner:
         score = np.sort(step, axis=1)[:, 1:].mean(1)
         return score, int(score.argmax())
 
-    def scan(self, image: np.ndarray) -> TableReading:
+    def zone_names(self) -> list[str]:
+        """The places read: the 35 cells, then "init/white" and "init/black"."""
+        return [key for key, _ in self._zones()]
+
+    def scan(self, image: np.ndarray, zones: set[str] | None = None) -> TableReading:
+        """Read a frame: every zone, or only `zones` (see `zone_names`; the others are then
+        left out of the reading, for `scanner.incremental` to fill from earlier frames)."""
         t0 = time.perf_counter()
         reading = TableReading(frame_index=self.frame_index)
         self.frame_index += 1
@@ -173,20 +179,24 @@ class TableScanner:
             return reading
         found: dict[str, np.ndarray] = {}
         for key, _ in self._zones():
+            if zones is not None and key not in zones:
+                continue
             q, _ = self._find_in_patch(image, key)
             if q is not None:
                 found[key] = q
         t1 = time.perf_counter()
         reading.timings_ms["board"] = (t1 - t0) * 1000
         # a card seen on most of the expected places, or any cards at all: the board is there
-        reading.board_found = len(found) > 0
-        if not found:
+        reading.board_found = len(found) > 0 or zones is not None
+        if not found and zones is None:
             reading.message = "no card found on the calibrated board: camera or board moved?"
         keys = list(found)
         readings = self.reader.read_quads(image, [found[k] for k in keys])
         by_key = dict(zip(keys, readings, strict=True))
         Hi = np.linalg.inv(self.profile.H)
         for cell in CELLS:
+            if zones is not None and cell not in zones:
+                continue
             r = by_key.get(cell)
             if r is None:
                 reading.cells[cell] = CellReading(cell=cell, empty=True)

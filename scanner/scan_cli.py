@@ -29,6 +29,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="the armies, e.g. pawn,knight,bishop,king rook,rook,queen,king "
                         "(default: inferred from the units placed)")
     parser.add_argument("--max-frames", type=int, default=0, help="stop after N frames")
+    parser.add_argument("--every-zone", action="store_true",
+                        help="read all 37 zones on every frame (default: only zones whose "
+                        "picture changed, and none while hands are over the board)")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
     parser.set_defaults(handler=run)
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
         from .card_finder import find_cards
         from .card_reader import CardReader
+        from .incremental import IncrementalScanner
         from .pipeline import TableScanner
     except ImportError as exc:  # pragma: no cover - a broken install
         return _fail(f"the scanner is not available: {exc}")
@@ -110,8 +114,16 @@ def run(args: argparse.Namespace) -> int:
         pieces = None
 
     tracker = GameTracker(armies)
-    scanner = TableScanner(profile, reader=reader, pieces=pieces) if profile else None
-    occlusion = OcclusionDetector(region=board_region(profile) if profile else None)
+
+    def frame_reader(profile):
+        """The per-frame loop's scanner and occlusion detector for a registered board."""
+        scanner = TableScanner(profile, reader=reader, pieces=pieces)
+        occlusion = OcclusionDetector(region=board_region(profile))
+        if args.every_zone:
+            return scanner, occlusion
+        return IncrementalScanner(scanner, occlusion), None
+
+    scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
     latencies: list[float] = []
     settled = settled_right = 0
     registration_note = ""
@@ -125,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                 break
             image = frame.image
             t0 = time.perf_counter()
-            occluded = occlusion.update(image)
+            occluded = occlusion.update(image) if occlusion is not None else False
             if scanner is None:
                 reading = TableReading(frame_index=frame_no, occluded=occluded,
                                        message="board not registered yet")
@@ -133,9 +145,7 @@ def run(args: argparse.Namespace) -> int:
                     try:
                         h, w = image.shape[:2]
                         profile = register_from_cards(find_cards(image), (w, h))
-                        scanner = TableScanner(profile, reader=reader, pieces=pieces)
-                        occlusion = OcclusionDetector(region=board_region(profile))
-                        occlusion.update(image)
+                        scanner, occlusion = frame_reader(profile)
                         registration_note = f"registered from the set-up cards at frame " \
                                             f"{frame_no}"
                     except RegistrationError as exc:
@@ -143,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
             if scanner is not None:
                 reading = scanner.scan(image)
                 reading.frame_index = frame_no
-                reading.occluded = occluded
+                if occlusion is not None:
+                    reading.occluded = occluded
             tracker.update(reading)
             latencies.append((time.perf_counter() - t0) * 1000)
             if truth_rows and frame_no < len(truth_rows) and truth_rows[frame_no].get("settled"):

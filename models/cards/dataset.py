@@ -14,11 +14,15 @@ import math
 import cv2
 import numpy as np
 
+from models.cards import procedural
 from models.renderer.assets import ALL_CODES, card_image
 from scanner.rectify import corner_crops, rectify
 
 CLASSES = ALL_CODES + ["back", "none"]  # 52 cards + JK, a card back, no index
 BACK, NONE = CLASSES.index("back"), CLASSES.index("none")
+# bump when what sample() draws changes: training caches are keyed by it
+DATA_VERSION = "2026-11-21"
+PROCEDURAL = "procedural"  # a design name: faces from models.cards.procedural, new every time
 
 
 def _background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
@@ -79,10 +83,11 @@ def _camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
-           p_back: float = 0.06, width: tuple[float, float] = (44, 130)
-           ) -> tuple[np.ndarray, np.ndarray]:
+           p_back: float = 0.06, width: tuple[float, float] = (44, 130), p_piece: float = 0.3,
+           face_size: tuple[int, int] | None = None) -> tuple:
     """One card (or an empty patch of table) as 4 corner crops (4 x H x W x 3 uint8) and their
-    4 class labels."""
+    4 class labels; with `face_size` (w, h) also the whole rectified card at that size and its
+    class (the card, "back" or "none")."""
     u = rng.random()
     design = designs[int(rng.integers(len(designs)))]
     code = "none" if u < p_none else "back" if u < p_none + p_back else \
@@ -103,7 +108,10 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
     canvas = _background(rng, H, W)
     if code != "none":
         joker = "red" if rng.random() < 0.5 else "black"
-        face = card_image(design, code if code != "back" else "back", joker)
+        if design == PROCEDURAL:
+            face = procedural.card_face(rng, code, joker)
+        else:
+            face = card_image(design, code if code != "back" else "back", joker)
         mirrored = rng.random() < 0.5  # a mirrored photo: indices on the ne-sw diagonal
         if mirrored:
             face = face[:, ::-1]
@@ -114,7 +122,7 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
                                      flags=cv2.INTER_AREA, borderValue=(0, 0, 0, 0))
         a = warped[:, :, 3:4].astype(np.float32) / 255
         canvas = warped[:, :, :3].astype(np.float32) * a + canvas * (1 - a)
-        if rng.random() < 0.3:  # a piece's base over the card's middle
+        if rng.random() < p_piece:  # a piece's base over the card's middle
             c = quad.mean(0) + rng.normal(0, cw * 0.12, 2)
             col = rng.integers(0, 256, 3).tolist()
             cv2.ellipse(canvas, (int(c[0]), int(c[1])), (int(cw * rng.uniform(0.2, 0.4)),
@@ -127,7 +135,8 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
         np.float32)
     if rng.random() < 0.5:
         det = np.roll(det, 2, axis=0)
-    crops = corner_crops(rectify(canvas, det))
+    card = rectify(canvas, det)
+    crops = corner_crops(card)
     if code == "none":
         labels = [NONE] * 4
     elif code == "back":
@@ -146,15 +155,33 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
         crops[i] = np.clip(crops[i].astype(np.int16) * 0 + col + rng.normal(
             0, 8, crops[i].shape), 0, 255).astype(np.uint8)
         labels[i] = NONE
+    if face_size is not None:
+        face = cv2.resize(card, face_size, interpolation=cv2.INTER_AREA)
+        return crops, labels, face, CLASSES.index(code)
     return crops, labels
 
 
-def make_set(seed: int, n_cards: int, designs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def make_face_set(seed: int, n_cards: int, designs: list[str],
+                  width: tuple[float, float] = (22, 130),
+                  size: tuple[int, int] = (30, 42)) -> tuple[np.ndarray, np.ndarray]:
+    """n_cards whole-card thumbnails (n x h x w x 3 uint8, either end up) and their classes.
+    Half of the cards carry a piece-like blob: on the board, units stand on cards."""
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for _ in range(n_cards):
+        _, _, face, label = sample(rng, designs, width=width, p_piece=0.5, face_size=size)
+        xs.append(face)
+        ys.append(label)
+    return np.stack(xs), np.array(ys, np.int64)
+
+
+def make_set(seed: int, n_cards: int, designs: list[str],
+             width: tuple[float, float] = (44, 130)) -> tuple[np.ndarray, np.ndarray]:
     """n_cards samples -> crops (4n x H x W x 3 uint8) and labels (4n)."""
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for _ in range(n_cards):
-        c, lab = sample(rng, designs)
+        c, lab = sample(rng, designs, width=width)
         xs.append(c)
         ys.append(lab)
     return np.concatenate(xs), np.concatenate(ys)

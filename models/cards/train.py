@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.cards.dataset import CLASSES, make_set
+from models.cards.dataset import CLASSES, DATA_VERSION, NONE, PROCEDURAL, make_set
 from scanner.rectify import CROP_H, CROP_W, normalise
 
 HERE = Path(__file__).resolve().parent
@@ -27,40 +27,48 @@ VAL_DESIGNS = ["gnome-berlin", "gnome-orell", "kde-nicu-white"]  # aside, from t
 TARGET_PRECISION = 0.999
 
 
-def _chunk(args: tuple[int, int, list[str]]) -> tuple[np.ndarray, np.ndarray]:
-    seed, n, designs = args
-    return make_set(seed, n, designs)
+WIDE = (44.0, 130.0)  # card widths in pixels as a 1280x720 or larger frame shows them
+SMALL = (34.0, 80.0)  # small cards: a 960x540 frame, a far rank, a high camera
+# The training mix (seed offset, cards, designs, widths): the training decks at all sizes, again
+# small, and procedural faces whose index styles no deck limits.
+MIX = [(0, 1.0, "decks", WIDE), (100, 0.375, "decks", SMALL), (200, 0.625, "procedural",
+                                                                (34.0, 130.0))]
 
 
-def _cache_file(seed: int, n_cards: int, designs: list[str]) -> Path:
+def _chunk(args: tuple) -> tuple[np.ndarray, np.ndarray]:
+    seed, n, designs, width = args
+    return make_set(seed, n, designs, width)
+
+
+def _cache_file(seed: int, n_cards: int, designs: list[str],
+                width: tuple[float, float] = WIDE) -> Path:
     import hashlib
 
     from models.renderer.assets import cache_dir
 
-    src = (HERE / "dataset.py").read_bytes() + (HERE.parent.parent / "scanner" / "rectify.py") \
-        .read_bytes()
-    key = hashlib.sha1(src + repr((seed, n_cards, designs)).encode()).hexdigest()[:16]
+    what = (DATA_VERSION, seed, n_cards, designs) + (() if width == WIDE else (tuple(width),))
+    key = hashlib.sha1(repr(what).encode()).hexdigest()[:16]
     return cache_dir().parent / "card-crops" / f"{key}.npz"
 
 
 def build_data(seed: int, n_cards: int, designs: list[str], workers: int,
-               log=print) -> tuple[np.ndarray, np.ndarray]:
+               log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
     """Generated in fixed chunks of 500 cards, each with its own seed, so the result does not
-    depend on the number of workers; cached on disk keyed by the generator's source."""
-    cache = _cache_file(seed, n_cards, designs)
+    depend on the number of workers; cached on disk keyed by DATA_VERSION and the arguments."""
+    cache = _cache_file(seed, n_cards, designs, width)
     if cache.exists():
         d = np.load(cache)
-        log(f"  {n_cards} cards: cached {cache}")
+        log(f"  {n_cards} cards of {len(designs)} designs: cached {cache}")
         return d["x"], d["y"]
-    x, y = _generate(seed, n_cards, designs, workers, log)
+    x, y = _generate(seed, n_cards, designs, workers, log, width)
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, x=x, y=y)
     return x, y
 
 
 def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
-              log=print) -> tuple[np.ndarray, np.ndarray]:
-    chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs)
+              log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
+    chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs, width)
               for i in range((n_cards + 499) // 500)]
     t = time.time()
     if workers > 1:
@@ -72,17 +80,76 @@ def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def make_model():
+N_CARDS = CLASSES.index("JK")  # the 52 rank-and-suit classes come first, suit-major
+N_RANKS = 13
+# rank head: 13 ranks, joker, back, no index; suit head: C D H S
+RANK_CLASSES = 16
+
+
+def factor_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """55-class labels -> (rank-head label, suit-head label or -100 where no suit is shown)."""
+    y = np.asarray(y)
+    is_card = y < N_CARDS
+    rank = np.where(is_card, y % N_RANKS, y - N_CARDS + N_RANKS)
+    suit = np.where(is_card, y // N_RANKS, -100)
+    return rank.astype(np.int64), suit.astype(np.int64)
+
+
+def make_model(crop: tuple[int, int] = (CROP_H, CROP_W)):
+    """Rank and suit are read by two heads over one trunk: a suit looks the same above every
+    rank, so each head learns from 4 or 13 times the examples a 55-way head has per class. The
+    exported graph still gives the reader 55 scores (log-probabilities of rank x suit)."""
+    import torch
     import torch.nn as nn
 
     def block(i, o):
         return [nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(),
                 nn.MaxPool2d(2)]
 
-    # 52x32 -> 26x16 -> 13x8 -> 6x4; ~4.5 M multiply-adds per crop
-    return nn.Sequential(*block(3, 16), *block(16, 32), *block(32, 64), nn.Flatten(),
-                         nn.Linear(64 * (CROP_H // 8) * (CROP_W // 8), 128), nn.ReLU(),
-                         nn.Dropout(0.2), nn.Linear(128, len(CLASSES)))
+    class IndexNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            # 52x32 -> 26x16 -> 13x8 -> 6x4; ~4.5 M multiply-adds per index crop
+            self.trunk = nn.Sequential(
+                *block(3, 16), *block(16, 32), *block(32, 64), nn.Flatten(),
+                nn.Linear(64 * (crop[0] // 8) * (crop[1] // 8), 128), nn.ReLU(), nn.Dropout(0.2))
+            self.rank = nn.Linear(128, RANK_CLASSES)
+            self.suit = nn.Linear(128, 4)
+            # fixed maps from the two heads' log-probabilities to the 55 classes
+            a = torch.zeros(len(CLASSES), RANK_CLASSES)
+            b = torch.zeros(len(CLASSES), 4)
+            for k in range(len(CLASSES)):
+                if k < N_CARDS:
+                    a[k, k % N_RANKS] = 1
+                    b[k, k // N_RANKS] = 1
+                else:
+                    a[k, k - N_CARDS + N_RANKS] = 1
+            self.register_buffer("to_rank", a)
+            self.register_buffer("to_suit", b)
+
+        def heads(self, x):
+            h = self.trunk(x)
+            return self.rank(h), self.suit(h)
+
+        def forward(self, x):
+            r, s = self.heads(x)
+            return (torch.log_softmax(r, 1) @ self.to_rank.T
+                    + torch.log_softmax(s, 1) @ self.to_suit.T)
+
+    return IndexNet()
+
+
+def init_trunk(model, path: str, log=print) -> None:
+    """Start from earlier weights: a factorised model's, or the trunk of the 55-way model."""
+    import torch
+
+    state = torch.load(path, weights_only=True)
+    if any(k.startswith("trunk.") for k in state):
+        model.load_state_dict(state)
+    else:  # the old nn.Sequential: its first 14 modules are this trunk
+        trunk = {k: v for k, v in state.items() if int(k.split(".")[0]) < 14}
+        model.trunk.load_state_dict(trunk)
+    log(f"  starting from {path}")
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
@@ -166,40 +233,67 @@ def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = 
     return meta
 
 
+def training_mix(seed: int, n_cards: int, workers: int,
+                 log=print) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The MIX, scaled so that the training decks at all sizes give `n_cards` cards."""
+    from models.renderer.assets import split
+
+    decks = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+    xs, ys = [], []
+    for offset, share, what, width in MIX:
+        designs = decks if what == "decks" else [PROCEDURAL]
+        x, y = build_data(seed + offset, int(round(n_cards * share)), designs, workers, log,
+                          width)
+        xs.append(x)
+        ys.append(y)
+    return np.concatenate(xs), np.concatenate(ys), decks
+
+
 def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 14,
           workers: int = 2, threads: int = 1, out: Path = HERE, init: str | None = None,
-          lr: float = 3e-3, log=print) -> dict:
+          lr: float = 3e-3, none_share: float = 0.35, log=print) -> dict:
+    """Train (or, with epochs=0 and init, only export and calibrate) the index classifier.
+    Each epoch sees every index crop and a `none_share` sample of the blank corners, which are
+    half the crops and easy."""
     import torch
     import torch.nn.functional as F
 
-    from models.renderer.assets import split
-
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
-    train_designs = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
-    log(f"training designs ({len(train_designs)}): {', '.join(train_designs)}")
+    xtr, ytr, train_designs = training_mix(seed, n_cards, workers, log)
+    log(f"training designs ({len(train_designs)}): {', '.join(train_designs)} + procedural")
     log(f"validation designs: {', '.join(VAL_DESIGNS)}")
-    xtr, ytr = build_data(seed, n_cards, train_designs, workers, log)
     xva, yva = build_data(seed + 1, n_val, VAL_DESIGNS, workers, log)
     Xtr = torch.from_numpy(normalise(xtr))
-    Ytr = torch.from_numpy(ytr)
+    rank, suit = factor_labels(ytr)
+    Rtr, Str = torch.from_numpy(rank), torch.from_numpy(suit)
     Xva = torch.from_numpy(normalise(xva))
     model = make_model()
     if init:  # continue from an earlier run's weights (see the .pt beside the crop cache)
-        model.load_state_dict(torch.load(init, weights_only=True))
-        log(f"  starting from {init}")
+        init_trunk(model, init, log)
+    is_none = torch.from_numpy(ytr == NONE)
+    index_crops = torch.nonzero(~is_none).squeeze(1)
+    blank_crops = torch.nonzero(is_none).squeeze(1)
+    per_epoch = len(index_crops) + int(len(blank_crops) * none_share)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
-    steps = epochs * ((len(Xtr) + 255) // 256)
+    steps = max(1, epochs * ((per_epoch + 255) // 256))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
+    weights = _cache_file(seed, n_cards, train_designs).with_suffix(".pt")
+    log(f"  {len(Xtr)} crops, {per_epoch} per epoch")
     for ep in range(epochs):
         model.train()
         t = time.time()
-        perm = torch.randperm(len(Xtr), generator=g)
+        blanks = blank_crops[torch.randperm(len(blank_crops), generator=g)[
+            :per_epoch - len(index_crops)]]
+        chosen = torch.cat([index_crops, blanks])
+        perm = chosen[torch.randperm(len(chosen), generator=g)]
         tot = 0.0
         for i in range(0, len(perm), 256):
             idx = perm[i:i + 256]
-            loss = F.cross_entropy(model(Xtr[idx]), Ytr[idx], label_smoothing=0.02)
+            r, s_ = model.heads(Xtr[idx])
+            loss = F.cross_entropy(r, Rtr[idx], label_smoothing=0.02) + \
+                F.cross_entropy(s_, Str[idx], ignore_index=-100, label_smoothing=0.02)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -209,8 +303,12 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
         with torch.no_grad():
             lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
         acc = float((lv.argmax(1) == yva).mean())
+        torch.save(model.state_dict(), weights)  # a run cut short still leaves its weights
         log(f"  epoch {ep + 1}/{epochs}: loss {tot / len(perm):.4f}, val crop accuracy "
-            f"{acc:.4f} ({time.time() - t:.0f}s)")
+            f"{acc:.4f} ({time.time() - t:.0f}s)", )
+    model.eval()
+    with torch.no_grad():
+        lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
     T = fit_temperature(lv, yva)
     z = lv / T
     p = np.exp(z - z.max(1, keepdims=True))
@@ -218,7 +316,6 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
     thr, stats = pick_threshold(p, yva)
     log(f"temperature {T:.3f}, threshold {thr:.4f}, {stats}")
     out.mkdir(parents=True, exist_ok=True)
-    weights = _cache_file(seed, n_cards, train_designs).with_suffix(f".e{epochs}.pt")
     torch.save(model.state_dict(), weights)
     log(f"weights: {weights}")
     dummy = torch.zeros(1, 3, CROP_H, CROP_W)
@@ -228,9 +325,11 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
                       opset_version=17, dynamo=False)
     meta = {
         "classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
-        "seed": seed, "n_cards": n_cards, "n_val": n_val, "epochs": epochs, "lr": lr,
+        "outputs": "log-probabilities of rank x suit (two heads)",
+        "seed": seed, "n_cards": n_cards, "mix": [list(m) for m in MIX], "n_val": n_val,
+        "epochs": epochs, "lr": lr, "none_share": none_share,
         "init": Path(init).name if init else None,
-        "train_designs": train_designs, "val_designs": VAL_DESIGNS, **stats,
+        "train_designs": train_designs + [PROCEDURAL], "val_designs": VAL_DESIGNS, **stats,
     }
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
     log(f"wrote {out / MODEL_FILE.name} ({(out / MODEL_FILE.name).stat().st_size / 1e3:.0f} kB)")

@@ -1,0 +1,206 @@
+"""Training recipe for the whole-card classifier (`card_face.onnx`), the index reader's partner.
+
+A card 25-35 px wide (a 960x540 webcam frame, a far rank) prints its index 5-6 px tall: no
+corner crop can be read. The whole card still shows what a player sees across the table: how
+many pips, in which colour and shape, or a court picture. This model reads the rectified card at
+30 x 42 px (rank and suit heads, as the index model) and the reader multiplies the two models'
+evidence (`scanner.card_reader`). Fused confidence is calibrated here on the validation designs,
+so the threshold means "answers at or above it are >= 99.9 % right" for the pair.
+
+    royal-table train cards --face [--cards N --epochs E]
+
+Needs the 'train' extra (torch CPU, onnx); runtime never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.cards.dataset import CLASSES, DATA_VERSION, PROCEDURAL, make_face_set, sample
+from models.cards.train import (
+    HERE,
+    TARGET_PRECISION,
+    VAL_DESIGNS,
+    factor_labels,
+    fit_temperature,
+    make_model,
+)
+from scanner.rectify import normalise
+
+FACE_SIZE = (30, 42)  # w, h of the rectified card the model sees
+MODEL_FILE = HERE / "card_face.onnx"
+META_FILE = HERE / "card_face.json"
+WIDTHS = (22.0, 130.0)
+
+
+def _cache(seed: int, n: int, designs: list[str]) -> Path:
+    import hashlib
+
+    from models.renderer.assets import cache_dir
+
+    key = hashlib.sha1(repr(("face", DATA_VERSION, seed, n, designs, WIDTHS, FACE_SIZE))
+                       .encode()).hexdigest()[:16]
+    return cache_dir().parent / "card-crops" / f"face-{key}.npz"
+
+
+def face_data(seed: int, n: int, designs: list[str], log=print) -> tuple[np.ndarray, np.ndarray]:
+    path = _cache(seed, n, designs)
+    if path.exists():
+        d = np.load(path)
+        log(f"  {n} faces: cached {path}")
+        return d["x"], d["y"]
+    t = time.time()
+    parts = [make_face_set(seed * 1000 + i, min(500, n - i * 500), designs, WIDTHS, FACE_SIZE)
+             for i in range((n + 499) // 500)]
+    x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    log(f"  {n} faces of {len(designs)} designs in {time.time() - t:.0f}s")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=y)
+    return x, y
+
+
+def paired_validation(seed: int, n: int, designs: list[str]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The same n validation cards seen both ways: corner crops (4n) with their labels, and
+    whole-card thumbnails (n) with their classes: to calibrate the fused reader."""
+    rng = np.random.default_rng(seed)
+    crops, labels, faces, classes = [], [], [], []
+    for _ in range(n):
+        c, lab, f, k = sample(rng, designs, width=WIDTHS, p_piece=0.5, face_size=FACE_SIZE)
+        crops.append(c)
+        labels.append(lab)
+        faces.append(f)
+        classes.append(k)
+    return (np.concatenate(crops), np.concatenate(labels), np.stack(faces),
+            np.array(classes, np.int64))
+
+
+def calibrate_fused(index_session, face_session, index_T: float, face_T: float, seed: int,
+                    n: int, log=print) -> tuple[float, dict]:
+    """Fused threshold on validation designs, through the reader's own `fuse`."""
+    from scanner.card_reader import fuse, softmax
+
+    crops, labels, faces, classes = paired_validation(seed, n, VAL_DESIGNS)
+    pi = softmax(_run(index_session, normalise(crops)) / index_T).reshape(n, 4, -1)
+    pf = softmax(_run(face_session, normalise(faces)) / face_T)
+    n_cards = CLASSES.index("back")
+    truth, pred, conf = [], [], []
+    for i in range(n):
+        k, down, _, c = fuse(pi[i], pf[i], n_cards, CLASSES.index("back"))
+        truth.append(classes[i] if classes[i] < n_cards else -1)
+        pred.append(-1 if down else k)
+        conf.append(0.0 if down else c)
+    truth, pred, conf = np.array(truth), np.array(pred), np.array(conf)
+    order = np.argsort(-conf)
+    ok = (pred == truth)[order]
+    prec = np.cumsum(ok) / np.arange(1, len(ok) + 1)
+    good = np.nonzero(prec >= TARGET_PRECISION)[0]
+    thr = float(conf[order][good.max()]) if len(good) else 0.999999
+    thr = min(max(thr, 0.5), 0.999999)
+    keep = conf >= thr
+    has = truth >= 0
+    stats = {"val_fused_card_accuracy": float((pred[has] == truth[has]).mean()),
+             "val_fused_answered": float((keep & has).sum() / max(has.sum(), 1)),
+             "val_fused_answered_precision": float((pred[keep] == truth[keep]).mean())
+             if keep.any() else 0.0}
+    log(f"fused threshold {thr:.6f}, {stats}")
+    return thr, stats
+
+
+def _run(session, x: np.ndarray) -> np.ndarray:
+    name = session.get_inputs()[0].name
+    return np.concatenate([session.run(None, {name: x[i:i + 2048]})[0]
+                           for i in range(0, len(x), 2048)])
+
+
+def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int = 10,
+          threads: int = 1, out: Path = HERE, lr: float = 3e-3, log=print) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from models.renderer.assets import split
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    decks = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+    xa, ya = face_data(seed, n_cards, decks, log)
+    xb, yb = face_data(seed + 100, n_cards // 2, [PROCEDURAL], log)
+    xva, yva = face_data(seed + 1, n_val, VAL_DESIGNS, log)
+    X = torch.from_numpy(normalise(np.concatenate([xa, xb])))
+    rank, suit = factor_labels(np.concatenate([ya, yb]))
+    R, S = torch.from_numpy(rank), torch.from_numpy(suit)
+    Xva = torch.from_numpy(normalise(xva))
+    model = make_model((FACE_SIZE[1], FACE_SIZE[0]))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    steps = max(1, epochs * ((len(X) + 255) // 256))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
+    g = torch.Generator().manual_seed(seed)
+    weights = _cache(seed, n_cards, decks).with_suffix(".pt")
+    log(f"  {len(X)} faces ({len(xa)} of {len(decks)} decks, {len(xb)} procedural)")
+    for ep in range(epochs):
+        model.train()
+        t = time.time()
+        perm = torch.randperm(len(X), generator=g)
+        tot = 0.0
+        for i in range(0, len(perm), 256):
+            idx = perm[i:i + 256]
+            xb_ = X[idx]
+            flip = torch.rand(len(idx), generator=g) < 0.5  # either end of the card up
+            xb_ = torch.where(flip[:, None, None, None], xb_.flip(2, 3), xb_)
+            r, s_ = model.heads(xb_)
+            loss = F.cross_entropy(r, R[idx], label_smoothing=0.02) + \
+                F.cross_entropy(s_, S[idx], ignore_index=-100, label_smoothing=0.02)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += float(loss.detach()) * len(idx)
+        model.eval()
+        with torch.no_grad():
+            lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
+        torch.save(model.state_dict(), weights)
+        log(f"  epoch {ep + 1}/{epochs}: loss {tot / len(perm):.4f}, val face accuracy "
+            f"{float((lv.argmax(1) == yva).mean()):.4f} ({time.time() - t:.0f}s)")
+    T = fit_temperature(lv, yva)
+    out.mkdir(parents=True, exist_ok=True)
+    dummy = torch.zeros(1, 3, FACE_SIZE[1], FACE_SIZE[0])
+    torch.onnx.export(model, dummy, str(out / MODEL_FILE.name), input_names=["cards"],
+                      output_names=["logits"], dynamic_axes={"cards": {0: "n"},
+                                                             "logits": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    meta = {"classes": CLASSES, "size": list(FACE_SIZE), "temperature": T, "seed": seed,
+            "n_cards": n_cards, "epochs": epochs, "lr": lr, "widths": list(WIDTHS),
+            "train_designs": decks + [PROCEDURAL], "val_designs": VAL_DESIGNS,
+            "val_face_accuracy": float((lv.argmax(1) == yva).mean())}
+    (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    log(f"wrote {out / MODEL_FILE.name} ({(out / MODEL_FILE.name).stat().st_size / 1e3:.0f} kB)")
+    if (out / "card_index.onnx").exists():
+        meta = calibrate(out, seed + 2, n_val, threads, log)
+    else:
+        log("no card_index.onnx beside it yet: run `royal-table train cards --face "
+            "--recalibrate` once it is there")
+    return meta
+
+
+def calibrate(out: Path = HERE, seed: int = 13, n_val: int = 3000, threads: int = 1,
+              log=print) -> dict:
+    """Pick the fused threshold for the index and face models in `out` (both must exist)."""
+    import onnxruntime as ort
+
+    index_meta = json.loads((out / "card_index.json").read_text())
+    meta = json.loads((out / META_FILE.name).read_text())
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    thr, stats = calibrate_fused(
+        ort.InferenceSession(str(out / "card_index.onnx"), opts,
+                             providers=["CPUExecutionProvider"]),
+        ort.InferenceSession(str(out / MODEL_FILE.name), opts,
+                             providers=["CPUExecutionProvider"]),
+        float(index_meta["temperature"]), float(meta["temperature"]), seed, n_val, log)
+    meta.update({"fused_threshold": thr, "calibration_seed": seed, **stats})
+    (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    return meta

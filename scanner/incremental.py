@@ -1,0 +1,139 @@
+"""Read only what changed: a live frame loop that stays far below the frame interval.
+
+Between two moves the table does not change, and while a hand is over it nothing seen can be
+believed. So per frame this stage does three cheap things and one expensive one only where needed:
+1. the occlusion detector (`scanner.occlusion`) says whether anything is moving or covering the
+   board: then no cell is read at all, and the frame is passed on as occluded;
+2. every zone (35 cells, 2 initiative places) is sampled into a tiny grey thumbnail with one
+   `cv2.remap` of a half-size frame;
+3. a zone whose thumbnail differs from the one it had when last read is read again (card finder,
+   card reader, piece classifier on that zone only); the others keep their last reading;
+4. a few zones per frame are re-read anyway, in turn, so that a change too faint for the
+   thumbnails is still caught within a couple of seconds.
+The result is a full `TableReading` per frame, as `TableScanner.scan` gives, with the stage
+timings (`gate` for steps 1-2) added.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+import numpy as np
+
+from .detections import CellReading, TableReading
+from .occlusion import OcclusionDetector
+from .pipeline import TableScanner
+
+THUMB = (10, 8)  # thumbnail columns, rows per zone
+CHANGE_LEVELS = 9.0  # mean absolute grey difference (0-255) that means the zone changed
+REFRESH_PER_FRAME = 2  # zones re-read per settled frame even when unchanged
+
+
+class IncrementalScanner:
+    def __init__(self, scanner: TableScanner, occlusion: OcclusionDetector | None = None,
+                 change_levels: float = CHANGE_LEVELS, refresh_per_frame: int = REFRESH_PER_FRAME):
+        self.scanner = scanner
+        self.occlusion = occlusion
+        self.change_levels = change_levels
+        self.refresh_per_frame = refresh_per_frame
+        self.zones = scanner.zone_names()
+        self._map_x, self._map_y = self._thumbnail_maps()
+        self._reference: np.ndarray | None = None  # thumbnails when each zone was last read
+        self._last: TableReading | None = None
+        self._turn = 0
+
+    def _thumbnail_maps(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every zone, THUMB sample points across its search patch, as half-frame pixel
+        coordinates stacked into one remap grid (zones x rows, columns)."""
+        pw, ph, _ = self.scanner._geom
+        cols, rows = THUMB
+        u = (np.arange(cols) + 0.5) / cols * pw
+        v = (np.arange(rows) + 0.5) / rows * ph
+        uu, vv = np.meshgrid(u, v)
+        pts = np.stack([uu.ravel(), vv.ravel(), np.ones(uu.size)], 1)
+        xs, ys = [], []
+        for key in self.zones:
+            q = pts @ self.scanner._warps[key].T
+            xy = q[:, :2] / q[:, 2:3] / 2.0  # the half-size frame
+            xs.append(xy[:, 0].reshape(rows, cols))
+            ys.append(xy[:, 1].reshape(rows, cols))
+        return np.vstack(xs).astype(np.float32), np.vstack(ys).astype(np.float32)
+
+    def thumbnails(self, image: np.ndarray) -> np.ndarray:
+        """zones x (rows x cols) grey thumbnails of a BGR frame (float32)."""
+        grey = cv2.cvtColor(cv2.pyrDown(image), cv2.COLOR_BGR2GRAY)
+        t = cv2.remap(grey, self._map_x, self._map_y, cv2.INTER_LINEAR,
+                      borderMode=cv2.BORDER_REPLICATE)
+        return t.reshape(len(self.zones), -1).astype(np.float32)
+
+    def changed(self, thumbs: np.ndarray) -> np.ndarray:
+        """Per zone: True where its thumbnail moved away from the one last read."""
+        if self._reference is None:
+            return np.ones(len(self.zones), bool)
+        return np.abs(thumbs - self._reference).mean(1) > self.change_levels
+
+    def scan(self, image: np.ndarray) -> TableReading:
+        t0 = time.perf_counter()
+        profile = self.scanner.profile
+        bad = image is None or getattr(image, "ndim", 0) != 3 or image.shape[2] != 3 or \
+            tuple(image.shape[1::-1]) != tuple(profile.image_size)
+        if bad:  # the full scanner says exactly what is wrong with the frame
+            reading = self.scanner.scan(image)
+            self._reference = None
+            return reading
+        occluded = self.occlusion.update(image) if self.occlusion is not None else False
+        frame_index = self.scanner.frame_index
+        if occluded:
+            self.scanner.frame_index += 1
+            if self._last is not None:
+                reading = self._copy_last(frame_index)
+            else:
+                reading = TableReading(frame_index=frame_index,
+                                       message="something is over the board")
+            reading.occluded = True
+            reading.timings_ms = {"gate": (time.perf_counter() - t0) * 1000}
+            reading.timings_ms["total"] = reading.timings_ms["gate"]
+            return reading
+        thumbs = self.thumbnails(image)
+        todo = self.changed(thumbs)
+        if self._last is not None:
+            for _ in range(self.refresh_per_frame):
+                todo[self._turn % len(self.zones)] = True
+                self._turn += 1
+        t1 = time.perf_counter()
+        zones = {z for z, d in zip(self.zones, todo, strict=True) if d}
+        fresh = self.scanner.scan(image, zones=zones if self._last is not None else None)
+        if not fresh.board_found and self._last is None:
+            return fresh  # nothing on the board yet: keep looking at whole frames
+        if self._last is None:
+            reading = fresh
+        else:
+            reading = self._copy_last(frame_index)
+            reading.cells.update(fresh.cells)
+            for side in ("white", "black"):
+                if "init/" + side in zones:
+                    reading.initiative.pop(side, None)
+                    if side in fresh.initiative:
+                        reading.initiative[side] = fresh.initiative[side]
+        reading.occluded = occluded
+        reading.board_found = True
+        reading.message = fresh.message
+        if self._reference is None:
+            self._reference = thumbs.copy()
+        else:
+            self._reference[todo] = thumbs[todo]
+        self._last = reading
+        reading.timings_ms = {"gate": (t1 - t0) * 1000, **fresh.timings_ms,
+                              "zones_read": float(len(zones))}
+        reading.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        return reading
+
+    def _copy_last(self, frame_index: int) -> TableReading:
+        last = self._last
+        assert last is not None
+        out = TableReading(frame_index=frame_index, board_found=True)
+        out.cells = {k: CellReading(c.cell, c.empty, c.card, c.piece)
+                     for k, c in last.cells.items()}
+        out.initiative = dict(last.initiative)
+        return out

@@ -1,0 +1,85 @@
+"""The incremental frame loop: only changed zones are read, nothing while hands are over it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanner.card_reader import CardReader
+from scanner.cards_bench import truth_profile
+from scanner.evaluate import reading_table
+from scanner.incremental import IncrementalScanner
+from scanner.occlusion import OcclusionDetector
+from scanner.pipeline import TableScanner
+
+FIX = Path(__file__).parent / "fixtures" / "cards"
+
+
+@pytest.fixture(scope="module")
+def still() -> tuple[np.ndarray, dict]:
+    img = cv2.imread(str(FIX / "still-close.jpg"))
+    return img, json.loads((FIX / "still-close.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def reader() -> CardReader:
+    return CardReader()
+
+
+def make(still, reader, occlusion=None, refresh=2) -> IncrementalScanner:
+    _, truth = still
+    return IncrementalScanner(TableScanner(truth_profile(truth), reader), occlusion,
+                              refresh_per_frame=refresh)
+
+
+def test_first_frame_reads_everything_then_only_the_refresh(still, reader):
+    img, truth = still
+    inc = make(still, reader)
+    first = inc.scan(img)
+    full = TableScanner(truth_profile(truth), reader).scan(img)
+    assert reading_table(first) == reading_table(full)
+    again = inc.scan(img)
+    assert again.timings_ms["zones_read"] == 2  # unchanged table: just the round-robin
+    assert reading_table(again) == reading_table(full)
+
+
+def test_a_changed_cell_is_read_again_and_the_rest_kept(still, reader):
+    img, truth = still
+    inc = make(still, reader, refresh=0)
+    inc.scan(img)
+    profile = truth_profile(truth)
+    changed = img.copy()
+    quad = profile.cell_card_quad("d3")
+    quad = (quad - quad.mean(0)) * 1.2 + quad.mean(0)  # the card lies a little off its cell
+    cv2.fillConvexPoly(changed, quad.astype(np.int32), (30, 90, 30))  # d3's card taken away
+    reading = inc.scan(changed)
+    assert 1 <= reading.timings_ms["zones_read"] <= 6  # d3 and neighbours it overlaps
+    assert reading.cells["d3"].empty
+    before = reading_table(TableScanner(profile, reader).scan(img))
+    after = reading_table(reading)
+    assert after["d3.card"] is None
+    assert {k for k in before if before[k] != after[k]} <= {"d3.card", "d3.unit"}
+
+
+def test_no_zone_is_read_while_something_moves_over_the_board(still, reader):
+    img, _ = still
+    inc = make(still, reader, occlusion=OcclusionDetector())
+    inc.scan(img)
+    inc.scan(img)
+    moved = img.copy()
+    cv2.circle(moved, (img.shape[1] // 2, img.shape[0] // 2), 120, (120, 160, 220), -1)
+    reading = inc.scan(moved)
+    assert reading.occluded
+    assert "zones_read" not in reading.timings_ms
+    assert reading.cells  # the last reading is carried, marked occluded
+
+
+def test_bad_frames_give_a_message_not_an_exception(still, reader):
+    inc = make(still, reader)
+    for bad in (None, np.zeros((10, 10, 3), np.uint8), np.zeros((5, 5), np.uint8)):
+        reading = inc.scan(bad)
+        assert reading.message and not reading.board_found
