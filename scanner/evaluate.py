@@ -95,9 +95,19 @@ def matched_in_order(got: list[str], want: list[str]) -> int:
 
 
 def summary(got: list[str], want: list[str], settled: int, settled_right: int,
-            latencies_ms: list[float]) -> dict:
+            latencies_ms: list[float], tracked_right: int | None = None,
+            cpu_ms: list[float] | None = None) -> dict:
+    """The issue's comparison keys; `tracked_right` (frames whose tracked game showed the
+    table right) and CPU-time percentiles are extras where given."""
     recovered = matched_in_order(got, want)
     lat = sorted(latencies_ms) or [0.0]
+    extra: dict = {}
+    if tracked_right is not None:
+        extra["settled_frames_tracked_right"] = tracked_right
+    if cpu_ms:
+        cpu = sorted(cpu_ms)
+        extra["cpu_ms_p50"] = round(statistics.median(cpu), 2)
+        extra["cpu_ms_p95"] = round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 2)
     return {
         "moves": len(want),
         "moves_recovered": recovered,
@@ -106,6 +116,7 @@ def summary(got: list[str], want: list[str], settled: int, settled_right: int,
         "settled_frames_right": settled_right,
         "latency_ms_p50": round(statistics.median(lat), 2),
         "latency_ms_p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
+        **extra,
     }
 
 

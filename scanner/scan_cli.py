@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from .evaluate import read_truth, reading_table, summary, truth_events, truth_table
     from .occlusion import OcclusionDetector
     from .sources import SourceError, open_source
-    from .tracker import GameTracker
+    from .tracker import GameTracker, visible_table
 
     try:
         armies = _armies(args)
@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
 
     scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
     latencies: list[float] = []
-    settled = settled_right = 0
+    cpu_times: list[float] = []
+    settled = settled_right = tracked_right = 0
     registration_note = ""
     frame_no = 0
     with source:
@@ -137,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
                 break
             image = frame.image
             t0 = time.perf_counter()
+            c0 = time.process_time()
             occluded = occlusion.update(image) if occlusion is not None else False
             if scanner is None:
                 reading = TableReading(frame_index=frame_no, occluded=occluded,
@@ -157,10 +159,12 @@ def run(args: argparse.Namespace) -> int:
                     reading.occluded = occluded
             tracker.update(reading)
             latencies.append((time.perf_counter() - t0) * 1000)
+            cpu_times.append((time.process_time() - c0) * 1000)
             if truth_rows and frame_no < len(truth_rows) and truth_rows[frame_no].get("settled"):
                 settled += 1
-                if reading_table(reading) == truth_table(truth_rows[frame_no]):
-                    settled_right += 1
+                want = truth_table(truth_rows[frame_no])
+                settled_right += reading_table(reading) == want
+                tracked_right += visible_table(tracker.state) == want
             frame_no += 1
         source_state = source.state.value if hasattr(source.state, "value") else source.state
 
@@ -178,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     }
     if truth_rows:
         result["comparison"] = summary([e.text for e in tracker.events], truth_events(truth_rows),
-                                       settled, settled_right, latencies)
+                                       settled, settled_right, latencies, tracked_right,
+                                       cpu_times)
     elif latencies:
         result["comparison"] = None
         result["latency_ms_p50"] = summary([], [], 0, 0, latencies)["latency_ms_p50"]
@@ -200,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
         c = result["comparison"]
         print(f"moves recovered in order {c['moves_recovered']}/{c['moves']}, spurious events "
               f"{c['spurious_events']}, settled frames fully right {c['settled_frames_right']}/"
-              f"{c['settled_frames']}, latency p50 {c['latency_ms_p50']} ms, p95 "
-              f"{c['latency_ms_p95']} ms")
+              f"{c['settled_frames']} (tracked game right {c['settled_frames_tracked_right']}), "
+              f"latency p50 {c['latency_ms_p50']} ms, p95 {c['latency_ms_p95']} ms (CPU "
+              f"{c['cpu_ms_p50']} / {c['cpu_ms_p95']} ms)")
     return 0

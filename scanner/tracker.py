@@ -12,6 +12,7 @@ unit vanishes from the table without enough recorded damage it says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from engines.errors import RulesError
@@ -23,6 +24,48 @@ from .detections import TableReading
 
 SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
 _UNSURE = object()
+UNREAD = "?"  # a card lies there, but the camera could not say which on its own
+ACCEPT = 0.9  # a card the rules leave standing is taken when this sure (and flagged)
+CONSISTENT = 0.05  # an unsure read still supports the believed card at this probability
+
+
+class CardEvidence:
+    """What the reader said about one place's card over its fresh reads. Each read's short
+    list of candidates is a distribution over the deck (the unlisted cards share what the list
+    leaves). Reads of one still card are not independent witnesses (the same pixels misread the
+    same way), so they are averaged in log space, never multiplied into false certainty."""
+
+    N_CODES = 53
+
+    def __init__(self) -> None:
+        self.floor = 0.0  # summed log-probability of a card never listed
+        self.delta: dict[str, float] = {}  # listed cards: summed log p - log floor
+        self.reads = 0
+
+    def add(self, candidates: list[tuple[str, float]]) -> None:
+        if not candidates:
+            return
+        rest = max(1.0 - sum(p for _, p in candidates), 1e-4)
+        floor = math.log(rest / max(self.N_CODES - len(candidates), 1))
+        self.floor += floor
+        for code, p in candidates:
+            self.delta[code] = self.delta.get(code, 0.0) + math.log(max(p, 1e-6)) - floor
+        self.reads += 1
+
+    def ranked(self, allowed=None) -> list[tuple[str, float]]:
+        """Posterior over the listed cards that `allowed(code)` admits, best first; the
+        unlisted cards it admits keep their share of the mass."""
+        from engines.royal_battles.cards import CARDS
+
+        codes = [c for c in CARDS if allowed is None or allowed(c)]
+        if not codes or not self.reads:
+            return []
+        scores = [self.delta.get(c, 0.0) / self.reads for c in codes]
+        top = max(scores)
+        weights = [math.exp(x - top) for x in scores]
+        total = sum(weights)
+        return sorted(((c, w / total) for c, w in zip(codes, weights, strict=True)
+                       if c in self.delta), key=lambda cw: -cw[1])
 
 
 @dataclass
@@ -81,8 +124,26 @@ def visible_table(state: GameState) -> dict[str, object]:
     return out
 
 
-def reading_values(reading: TableReading) -> dict[str, object]:
+def _card_value(card, believed: object) -> object:
+    """One card reading as an observation: its code when read; when unsure but its candidates
+    still back the believed card, that card (a piece now hides part of it); `UNREAD` when they
+    do not (something new lies there); `_UNSURE` when the reading says nothing."""
+    if card is None:
+        return _UNSURE
+    if card.card:
+        return card.card
+    if not card.candidates or card.face_down:
+        return _UNSURE
+    if isinstance(believed, str) and any(code == believed and p >= CONSISTENT
+                                         for code, p in card.candidates):
+        return believed
+    return UNREAD
+
+
+def reading_values(reading: TableReading, believed: dict[str, object] | None = None
+                   ) -> dict[str, object]:
     """The observations one frame gives; unreadable ones are `_UNSURE`."""
+    believed = believed or {}
     out: dict[str, object] = {}
     for name in CELL_NAMES:
         cell = reading.cells.get(name)
@@ -91,15 +152,28 @@ def reading_values(reading: TableReading) -> dict[str, object]:
         if cell is not None:
             if cell.empty is True:
                 card, unit = None, None
-            elif cell.empty is False and cell.card is not None and cell.card.card:
-                card = cell.card.card
+            elif cell.empty is False:
+                card = _card_value(cell.card, believed.get(f"{name}.card"))
             if cell.empty is False and cell.piece is not None and cell.piece.piece is not None:
                 unit = None if cell.piece.piece == "empty" else cell.piece.piece
         out[f"{name}.card"] = card
         out[f"{name}.unit"] = unit
     for side in ("white", "black"):
         init = reading.initiative.get(side)
-        out[f"init.{side}"] = init.card if init is not None and init.card else _UNSURE
+        out[f"init.{side}"] = _card_value(init, believed.get(f"init.{side}")) \
+            if init is not None and init.corners is not None else \
+            (init.card if init is not None and init.card else _UNSURE)
+    return out
+
+
+def _card_readings(reading: TableReading) -> dict[str, object]:
+    """The CardReading behind every card key of a frame (for the evidence)."""
+    out: dict[str, object] = {}
+    for name, cell in reading.cells.items():
+        if cell.card is not None:
+            out[f"{name}.card"] = cell.card
+    for side, card in reading.initiative.items():
+        out[f"init.{side}"] = card
     return out
 
 
@@ -123,6 +197,10 @@ class GameTracker:
         self.attacks_to_resolve: list[str] = []  # moves whose attack the players must enter
         self.frames = 0
         self.settled_frames = 0
+        self.evidence: dict[str, CardEvidence] = {}  # per card key, while it reads unsure
+        self._last_read: dict[str, object] = {}
+        self._held_card: str | None = None  # the card key a hold is about
+        self._held_keys: set[str] = set()  # what differed from the engine then
         self._dirty = False
         self.armies = {side: list(p.army) for side, p in self.state.players.items()}
         # everything done to the engine, in order: actions in text notation, and corrections
@@ -139,9 +217,16 @@ class GameTracker:
                 belief.candidate, belief.streak = _UNSURE, 0
             return []
         self.settled_frames += 1
-        for key, value in reading_values(reading).items():
+        believed = self.believed()
+        for key, value in reading_values(reading, believed).items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
+                self.evidence.pop(key, None)  # a new card: what was said of the old one goes
+        for key, card in _card_readings(reading).items():
+            # each fresh read counts once (an incremental scanner repeats unchanged ones)
+            if card.card is None and card.candidates and self._last_read.get(key) is not card:
+                self.evidence.setdefault(key, CardEvidence()).add(card.candidates)
+            self._last_read[key] = card
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
             return []
         self._dirty = False
@@ -163,6 +248,12 @@ class GameTracker:
                            action.verb.value, ["confirmed by a player"])
         self.events.append(event)
         self.holding = None
+        self._held_card = None
+        # the card the player named is what lies there, whatever the camera could not read
+        table = visible_table(self.state)
+        for key, belief in self.beliefs.items():
+            if belief.value == UNREAD and table[key] is not None:
+                belief.value = table[key]
         self._interpret(event.frame)
         return event
 
@@ -177,6 +268,13 @@ class GameTracker:
     # ----------------------------------------------------------------- interpretation
 
     def _interpret(self, frame: int) -> None:
+        if self._held_card is not None:
+            # a card only the players can name: nothing after it may be read before it, unless
+            # that very card now reads clearly and nothing else has changed
+            if set(self._diff()) != self._held_keys or \
+                    self.believed()[self._held_card] in (UNREAD, None):
+                return
+            self._held_card = None
         for _ in range(64):  # each step explains at least one difference; a game is small
             diff = self._diff()
             if not diff:
@@ -206,19 +304,34 @@ class GameTracker:
         if state.is_chance_node():
             ev = state.pending[0]
             if ev.verb is Verb.SETUP:
-                card = seen[f"{CELL_NAMES[ev.cell]}.card"]
+                place = CELL_NAMES[ev.cell]
+                card = seen[f"{place}.card"]
                 if card is None:
-                    self.holding = f"waiting for {ev.side.value}'s set-up card on " \
-                                   f"{CELL_NAMES[ev.cell]}"
+                    self.holding = f"waiting for {ev.side.value}'s set-up card on {place}"
                     return False
-                return self._event(f"{ev.side.value} setup {CELL_NAMES[ev.cell]} {card}",
-                                   "setup", frame)
+                flags: list[str] = []
+                if card == UNREAD:  # aces and jokers are shuffled back at set-up
+                    card, flags = self._resolve_card(
+                        f"{place}.card", place,
+                        lambda c: self._legal(f"{ev.side.value} setup {place} {c}"))
+                    if card is None:
+                        return False
+                return self._event(f"{ev.side.value} setup {place} {card}", "setup", frame,
+                                   flags)
             if ev.verb is Verb.INITIATIVE:
                 key = f"init.{ev.side.value}"
-                if key not in diff:
+                if key not in diff or seen[key] is None:
                     self.holding = f"waiting for {ev.side.value}'s initiative card"
                     return False
-                return self._event(f"{ev.side.value} initiative {seen[key]}", "initiative", frame)
+                card, flags = seen[key], []
+                if card == UNREAD:
+                    card, flags = self._resolve_card(
+                        key, f"{ev.side.value}'s initiative pile",
+                        lambda c: self._legal(f"{ev.side.value} initiative {c}"))
+                    if card is None:
+                        return False
+                return self._event(f"{ev.side.value} initiative {card}", "initiative", frame,
+                                   flags)
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
@@ -256,7 +369,8 @@ class GameTracker:
         side = state.to_move.value
         engine = visible_table(state)  # the table before this move, once
         reasons = []
-        for to in sorted(laid):
+        # a card held for the players comes first: any later one would be out of order
+        for to in sorted(laid, key=lambda c: (f"{c}.card" != self._held_card, c)):
             card = seen[f"{to}.card"]
             mover = seen[f"{to}.unit"]
             if not (isinstance(mover, str) and mover.startswith(side + "-")):
@@ -274,12 +388,19 @@ class GameTracker:
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
-            text = f"{side} move {frm}-{to} {card}"
             player = state.players[state.to_move]
             flags = []
             if player.hand is None and player.hidden_hand_size == 0:
                 player.hidden_hand_size = 1  # a draw we could not see (e.g. after an attack)
                 flags.append("card from a draw the camera could not see")
+            if card == UNREAD:  # the rules pick among what the reader thought it might be
+                card, why = self._resolve_card(
+                    f"{to}.card", to, lambda c, frm=frm, to=to: self._legal(
+                        f"{side} move {frm}-{to} {c}"))
+                if card is None:  # this is the side's move; another cell would be out of order
+                    return False
+                flags += why
+            text = f"{side} move {frm}-{to} {card}"
             try:
                 self._apply(parse_action(text))
             except RulesError as exc:
@@ -326,10 +447,34 @@ class GameTracker:
 
     # ----------------------------------------------------------------- engine steps
 
-    def _event(self, text: str, kind: str, frame: int) -> bool:
+    def _event(self, text: str, kind: str, frame: int, flags: list[str] | None = None) -> bool:
         self._apply(parse_action(text))
-        self.events.append(TableEvent(frame, text, kind))
+        self.events.append(TableEvent(frame, text, kind, list(flags or [])))
         return True
+
+    def _legal(self, text: str) -> bool:
+        """Would the engine accept this action now?"""
+        try:
+            self.state.copy().apply(parse_action(text))
+        except RulesError:
+            return False
+        return True
+
+    def _resolve_card(self, key: str, place: str, allowed) -> tuple[str | None, list[str]]:
+        """A card the reader could not name alone: the best of its candidates that the rules
+        allow, when that is at least ACCEPT sure; otherwise hold and say what it might be."""
+        evidence = self.evidence.get(key)
+        ranked = evidence.ranked(allowed) if evidence else []
+        if ranked and ranked[0][1] >= ACCEPT:
+            code, p = ranked[0]
+            self.beliefs[key].value = code  # later unsure reads that still back it agree
+            self._held_card = None
+            return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
+        self._held_card = key
+        self._held_keys = set(self._diff())
+        guesses = ", ".join(f"{c} {p:.0%}" for c, p in ranked[:3]) or "no usable reading"
+        self.holding = f"which card lies on {place}? it looks like: {guesses}"
+        return None, []
 
     def _apply(self, action) -> None:
         self.state.apply(action)

@@ -104,3 +104,85 @@ def test_armies_are_inferred_from_the_units_placed():
         tracker.update(frame)
     assert {s: sorted(a) for s, a in tracker.armies.items()} == armies
     assert [e.text for e in tracker.events] == truth_events(steps[:40])
+
+
+# --- cards the reader could not name alone ------------------------------------------------
+
+TWIN_OTHER_COLOUR = {"H": "S", "S": "H", "D": "C", "C": "D"}
+TWIN_SAME_COLOUR = {"H": "D", "D": "H", "S": "C", "C": "S"}
+
+
+def _first_move(steps):
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] == "move" and words[3] != "JK":
+            return i, words[2].split("-")[1], words[3]
+    raise AssertionError("no move")
+
+
+def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False):
+    """A game read perfectly, except the first movement card: from the frame it is laid on,
+    every read is unsure between it and a twin (fresh readings, as a camera gives)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    twin = code[:-1] + twin_of[code[-1]]
+    third = ("2" if code[:-1] != "2" else "3") + code[-1]
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps[:i + 1] if upto_move else steps, _empty(steps), seed=seed):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.4, candidates=[
+                (code, p_true), (twin, p_twin), (third, 0.02)])
+        tracker.update(frame)
+    return steps, tracker, code, twin
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_colour_rule_picks_between_two_readings(seed):
+    steps, tracker, code, _twin = _blurred_run(seed, TWIN_OTHER_COLOUR)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    move = next(e for e in tracker.events if e.kind == "move")
+    assert code in move.text and any("read as" in f for f in move.flags)
+
+
+@pytest.mark.parametrize("seed", [2, 3])  # games where the twin is still in the deck
+def test_a_reading_the_rules_cannot_settle_is_held_with_the_guesses(seed):
+    steps, tracker, code, twin = _blurred_run(seed, TWIN_SAME_COLOUR, upto_move=True)
+    got = [e.text for e in tracker.events]
+    want = truth_events(steps[:len(steps)])
+    assert got == want[:len(got)]  # waits, invents nothing
+    assert not any(e.kind == "move" for e in tracker.events)
+    assert "which card lies on" in tracker.holding
+    assert code in tracker.holding and twin in tracker.holding
+    _i, _cell, _code = _first_move(steps)
+    tracker.confirm(steps[_i][0])  # a player says which: the game goes on
+    assert tracker.events[-1].text == steps[_i][0] and tracker.holding is None
+
+
+def test_while_a_card_is_held_later_changes_are_not_guessed_at():
+    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR)  # the whole game goes on
+    got = [e.text for e in tracker.events]
+    assert got == truth_events(steps)[:len(got)]  # nothing invented after the held card
+    assert not any(e.kind == "move" for e in tracker.events)
+    assert code in tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 5, 8])  # the twin was already laid by that side
+def test_a_card_already_seen_is_ruled_out(seed):
+    steps, tracker, _code, _twin = _blurred_run(seed, TWIN_SAME_COLOUR)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+def test_evidence_is_averaged_not_multiplied():
+    from scanner.tracker import CardEvidence
+
+    e = CardEvidence()
+    for _ in range(10):  # ten looks at the same pixels
+        e.add([("7H", 0.6), ("7D", 0.3)])
+    ranked = dict(e.ranked())
+    assert 0.55 < ranked["7H"] < 0.65 and 0.25 < ranked["7D"] < 0.35
+    red_sevens_ruled_out = dict(e.ranked(lambda c: c != "7D"))
+    assert red_sevens_ruled_out["7H"] > 0.8
