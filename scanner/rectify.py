@@ -18,6 +18,8 @@ import numpy as np
 CANON_W, CANON_H = 100, 140  # a 63 x 88 mm card at ~1.6 px/mm
 CROP_W, CROP_H = 32, 52  # the index region at one corner (big-index decks reach 0.37 H)
 CORNER_NAMES = ("nw", "ne", "se", "sw")
+_NEXT = np.array([1, 2, 3, 0])
+_OPPOSITE = np.array([2, 3, 0, 1])
 CANON_RECT = np.array([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]], np.float32)
 
 
@@ -26,11 +28,12 @@ def portrait_order(quad: np.ndarray) -> np.ndarray:
     as portrait. Of the two portrait orders (180° apart) the one starting nearer the image's
     top-left is kept; the reader looks at both index diagonals anyway."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
-    s = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    d = q[_NEXT] - q
+    s = np.sqrt((d * d).sum(1))
     if s[0] + s[2] > s[1] + s[3]:
-        q = np.roll(q, -1, axis=0)  # 0->1 was long: start one corner later
+        q = q[_NEXT]  # 0->1 was long: start one corner later
     if q[2].sum() < q[0].sum():
-        q = np.roll(q, 2, axis=0)
+        q = q[_OPPOSITE]
     return q
 
 
