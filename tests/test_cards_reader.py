@@ -153,3 +153,46 @@ def test_recheck_says_ok_then_moved(reader):
     assert scanner.recheck(img) == "ok"
     shifted = np.roll(img, (150, 260), axis=(0, 1))  # the camera turned
     assert scanner.recheck(shifted) in ("moved", "unknown")
+
+
+# --- the index corners and the whole card as two witnesses ---------------------------------
+
+def _probs(n_classes: int, k: int, p: float) -> np.ndarray:
+    v = np.full(n_classes, (1 - p) / (n_classes - 1), np.float32)
+    v[k] = p
+    return v
+
+
+def test_fuse_agreeing_witnesses_are_surer_than_either():
+    from scanner.card_reader import fuse
+
+    C, n_cards, back, none = 55, 53, 53, 54
+    corners = np.stack([_probs(C, 7, 0.7), _probs(C, none, 0.99), _probs(C, 7, 0.6),
+                        _probs(C, none, 0.99)])
+    k, down, corner, conf = fuse(corners, _probs(C, 7, 0.7), n_cards, back)
+    assert (k, down, corner) == (7, False, 0) and conf > 0.99
+    k2, _, _, alone = fuse(corners, None, n_cards, back)
+    assert k2 == 7 and alone < conf
+
+
+def test_fuse_conflict_lowers_confidence_and_blank_corners_say_nothing():
+    from scanner.card_reader import fuse
+
+    C, n_cards, back, none = 55, 53, 53, 54
+    corners = np.stack([_probs(C, 7, 0.9)] + [_probs(C, none, 0.99)] * 3)
+    _, _, _, agree = fuse(corners, _probs(C, 7, 0.9), n_cards, back)
+    _, _, _, clash = fuse(corners, _probs(C, 20, 0.9), n_cards, back)
+    assert clash < 0.6 < agree
+    blank = np.stack([_probs(C, none, 0.99)] * 4)
+    k, down, corner, conf = fuse(blank, _probs(C, 20, 0.95), n_cards, back)
+    assert (k, down, corner) == (20, False, -1) and conf > 0.9  # the whole card alone
+
+
+def test_fuse_face_down_from_the_corners_or_the_whole_card():
+    from scanner.card_reader import fuse
+
+    C, n_cards, back, none = 55, 53, 53, 54
+    backs = np.stack([_probs(C, back, 0.9)] * 4)
+    assert fuse(backs, None, n_cards, back)[1]
+    blank = np.stack([_probs(C, none, 0.99)] * 4)
+    assert fuse(blank, _probs(C, back, 0.95), n_cards, back)[1]
