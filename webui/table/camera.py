@@ -25,7 +25,7 @@ from scanner.sources import FrameSource, SourceError, SourceState, open_source
 FILES, RANKS = "abcdefg", "12345"
 JPEG_QUALITY = 75
 MAX_WIDTH = 960  # larger frames are scaled down before they are sent
-SCAN_INTERVAL_S = 0.5  # the scanner reads at most twice a second, beside the picture
+SCAN_INTERVAL_S = 0.2  # the scanner reads up to 5 frames a second, beside the picture
 
 
 class ProfileError(ValueError):
@@ -92,10 +92,15 @@ def profile_scanner(path: str | Path) -> Callable[[np.ndarray], TableReading] | 
     (`scanner.pipeline.TableScanner`); None until then, and the page is entered by hand."""
     try:
         from calibration.profile import Profile
+        from scanner.incremental import IncrementalScanner
         from scanner.pipeline import TableScanner
+        from scanner.scan_cli import board_region
     except ImportError:
         return None
-    return TableScanner(Profile.load(path)).scan
+    profile = Profile.load(path)
+    # only zones whose picture changed are read, none while hands are over the board
+    return IncrementalScanner(TableScanner(profile),
+                              OcclusionDetector(region=board_region(profile))).scan
 
 
 class LiveCamera:
