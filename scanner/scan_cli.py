@@ -20,7 +20,8 @@ from engines.royal_battles import Side
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("source", help="webcam index, video file, folder of images or stream URL")
+    parser.add_argument("source", help="webcam index, video file, folder of images or stream URL; "
+                        "'bench' renders a 1280x720 game and scans it with its truth")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -34,7 +35,53 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "picture changed, and none while hands are over the board)")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
+    g = parser.add_argument_group("bench options (`scan bench`)")
+    g.add_argument("--seed", type=int, default=31, help="the engine game to film")
+    g.add_argument("--scene-seed", type=int, default=303, help="camera, light and table")
+    g.add_argument("--size", default="1280x720", help="frame size WxH")
+    g.add_argument("--rounds", type=int, default=6, help="rounds filmed (the set-up, then N)")
+    g.add_argument("--design", default="gnome-tango", help="card design (default held out)")
+    g.add_argument("--piece-set", default="lathe", help="piece set (default held out)")
     parser.set_defaults(handler=run)
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Film a game at the asked size (cached) and scan it against its truth: the latency and
+    accuracy figures the issue's bars name, on a held-out design and piece set by default."""
+    from calibration.register import BOARD_CORNERS_XY, register_from_corners
+    from models.renderer.assets import cache_dir
+    from models.renderer.scene import Scene
+    from models.renderer.video import record_video
+
+    from .cards_bench import truth_profile
+
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        return _fail(f"--size must be WxH, not {args.size!r}")
+    split = "heldout" if args.design in ("gnome-plastic", "gnome-simplistic", "gnome-tango") \
+        else "train"
+    out = cache_dir().parent / "scan-bench" / (
+        f"s{args.seed}-{args.scene_seed}-{args.design}-{args.piece_set}-{w}x{h}-r{args.rounds}")
+    if not (out / "scene.json").exists():
+        print(f"rendering game {args.seed} at {w}x{h} into {out} (once) ...", file=sys.stderr)
+        scene = Scene.random(args.scene_seed, split=split, designs=[args.design],
+                             piece_sets=[args.piece_set], width=w, height=h, whole_board=True)
+        scene.motion, scene.jpeg = 0.0, 100
+        scene.board_fraction = 0.95
+        scene.fit_whole_board()
+        record_video(args.seed, out, scene=scene, max_rounds=args.rounds,
+                     log=lambda m: print(m, file=sys.stderr))
+    meta = json.loads((out / "scene.json").read_text())
+    cam = Scene.from_dict(meta["scene"]).camera()
+    exact = truth_profile({"camera": cam.as_dict(), "width": cam.width, "height": cam.height})
+    # the profile a player makes by clicking the 4 board corners (whole pixels, no lens model)
+    clicked = np.rint(exact.board_to_image(np.asarray(BOARD_CORNERS_XY, float)))
+    register_from_corners(clicked, (w, h)).save(out / "profile.json")
+    args.source = str(out / "game.mp4")
+    args.profile = str(out / "profile.json")
+    args.truth = str(out / "truth.jsonl.gz")
+    return run(args)
 
 
 def _fail(message: str) -> int:
@@ -61,6 +108,8 @@ def board_region(profile) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.source == "bench":
+        return bench(args)
     from engines.errors import RulesError
 
     from .detections import TableReading

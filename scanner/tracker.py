@@ -110,14 +110,16 @@ class _Belief:
         return self.candidate is not _UNSURE
 
 
-def visible_table(state: GameState) -> dict[str, object]:
-    """What a camera could see of an engine state: top cards, units and initiative cards."""
+def visible_table(state: GameState, sides_only: bool = False) -> dict[str, object]:
+    """What a camera could see of an engine state: top cards, units ("white-knight", or just
+    "white" with `sides_only`) and initiative cards."""
     out: dict[str, object] = {}
     for cell, name in enumerate(CELL_NAMES):
         top = state.top(cell)
         unit = state.units.get(cell)
         out[f"{name}.card"] = top.card.code if top else None
-        out[f"{name}.unit"] = f"{unit.side.value}-{unit.kind}" if unit else None
+        out[f"{name}.unit"] = (unit.side.value if sides_only else
+                               f"{unit.side.value}-{unit.kind}") if unit else None
     for side in Side:
         card = state.initiative[side]
         out[f"init.{side.value}"] = card.code if card else None
@@ -140,9 +142,11 @@ def _card_value(card, believed: object) -> object:
     return UNREAD
 
 
-def reading_values(reading: TableReading, believed: dict[str, object] | None = None
-                   ) -> dict[str, object]:
-    """The observations one frame gives; unreadable ones are `_UNSURE`."""
+def reading_values(reading: TableReading, believed: dict[str, object] | None = None,
+                   sides_only: bool = False) -> dict[str, object]:
+    """The observations one frame gives; unreadable ones are `_UNSURE`. With `sides_only` a
+    unit is observed by its side alone: once placed, a unit's kind follows it from cell to
+    cell in the engine, and the camera's weakest answer (which kind) can't derail the game."""
     believed = believed or {}
     out: dict[str, object] = {}
     for name in CELL_NAMES:
@@ -156,6 +160,8 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
                 card = _card_value(cell.card, believed.get(f"{name}.card"))
             if cell.empty is False and cell.piece is not None and cell.piece.piece is not None:
                 unit = None if cell.piece.piece == "empty" else cell.piece.piece
+                if sides_only and unit is not None:
+                    unit = str(unit).split("-")[0]
         out[f"{name}.card"] = card
         out[f"{name}.unit"] = unit
     for side in ("white", "black"):
@@ -199,6 +205,7 @@ class GameTracker:
         self.settled_frames = 0
         self.evidence: dict[str, CardEvidence] = {}  # per card key, while it reads unsure
         self._last_read: dict[str, object] = {}
+        self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._dirty = False
@@ -218,10 +225,13 @@ class GameTracker:
             return []
         self.settled_frames += 1
         believed = self.believed()
-        for key, value in reading_values(reading, believed).items():
+        for key, value in reading_values(reading, believed, self._sides_only).items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
                 self.evidence.pop(key, None)  # a new card: what was said of the old one goes
+        for name, cell in reading.cells.items():
+            if cell.piece is not None and cell.piece.piece not in (None, "empty"):
+                self._kinds_seen[name] = cell.piece.piece
         for key, card in _card_readings(reading).items():
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if card.card is None and card.candidates and self._last_read.get(key) is not card:
@@ -233,6 +243,11 @@ class GameTracker:
         before = len(self.events)
         self._interpret(reading.frame_index)
         return self.events[before:]
+
+    @property
+    def _sides_only(self) -> bool:
+        """After set-up, units are told apart by side only (see `reading_values`)."""
+        return self.state.phase not in (Phase.SETUP, Phase.PLACE)
 
     def believed(self) -> dict[str, object]:
         return {k: b.value for k, b in self.beliefs.items()}
@@ -295,7 +310,7 @@ class GameTracker:
 
     def _diff(self) -> dict[str, tuple[object, object]]:
         seen = self.believed()
-        engine = visible_table(self.state)
+        engine = visible_table(self.state, self._sides_only)
         return {k: (engine[k], seen[k]) for k in engine if engine[k] != seen[k]}
 
     def _step(self, diff: dict[str, tuple[object, object]], frame: int) -> bool:
@@ -367,13 +382,13 @@ class GameTracker:
     def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int) -> bool:
         state = self.state
         side = state.to_move.value
-        engine = visible_table(state)  # the table before this move, once
+        engine = visible_table(state, self._sides_only)  # the table before this move, once
         reasons = []
         # a card held for the players comes first: any later one would be out of order
         for to in sorted(laid, key=lambda c: (f"{c}.card" != self._held_card, c)):
             card = seen[f"{to}.card"]
             mover = seen[f"{to}.unit"]
-            if not (isinstance(mover, str) and mover.startswith(side + "-")):
+            if not (isinstance(mover, str) and mover.split("-")[0] == side):
                 reasons.append(f"{card} on {to} has no {side} unit on it")
                 continue
             was_here = engine[f"{to}.unit"]
@@ -383,6 +398,11 @@ class GameTracker:
                 sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
                            if engine[f"{CELL_NAMES[c]}.unit"] == mover
                            and seen[f"{CELL_NAMES[c]}.unit"] != mover]
+                if len(sources) > 1:  # two of the side's units next door: the kind read decides
+                    kind = self._kinds_seen.get(to)
+                    by_kind = [c for c in sources if kind is not None and
+                               f"{side}-{self.state.units[parse_cell(c)].kind}" == kind]
+                    sources = by_kind if len(by_kind) == 1 else sources
                 if len(sources) != 1:
                     reasons.append(f"which {mover} moved to {to}? candidates: "
                                    f"{', '.join(sources) or 'none next to it'}")
@@ -423,7 +443,7 @@ class GameTracker:
             if not (key.endswith(".unit") and isinstance(old, str) and new is None):
                 continue
             if not before_moves and not (attacker_done
-                                         and not old.startswith(state.to_move.value + "-")):
+                                         and old.split("-")[0] != state.to_move.value):
                 continue
             cell = key[:-5]
             if f"{cell}.card" in diff:
@@ -436,11 +456,12 @@ class GameTracker:
                 continue
             unit = self.state.units[parse_cell(cell)]
             life = unit.life_left
+            who = f"{unit.side.value} {unit.kind}"
             flags = [] if life <= 0 else [
                 f"removed with {unit.injury} injury recorded of {unit.injury + life} life: "
                 "enter the attack that took it off"]
             self._remove_unit(cell)
-            self.events.append(TableEvent(frame, f"{old.replace('-', ' ')} removed {cell}",
+            self.events.append(TableEvent(frame, f"{who} removed {cell}",
                                           "removed", flags))
             return True
         return False

@@ -186,3 +186,24 @@ def test_evidence_is_averaged_not_multiplied():
     assert 0.55 < ranked["7H"] < 0.65 and 0.25 < ranked["7D"] < 0.35
     red_sevens_ruled_out = dict(e.ranked(lambda c: c != "7D"))
     assert red_sevens_ruled_out["7H"] > 0.8
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_after_set_up_a_misread_kind_does_not_derail_the_game(seed):
+    """The piece classifier's weakest answer is the kind: once placed, a unit is followed by
+    its side and the engine knows what it is."""
+    import random
+
+    steps = record_game(seed)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    rng = random.Random(seed)
+    kinds = ["pawn", "knight", "bishop", "rook", "queen", "king"]
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        if tracker.state.phase.value not in ("setup", "place"):
+            for cell in frame.cells.values():
+                p = cell.piece
+                if p is not None and p.piece not in (None, "empty"):
+                    p.piece = f"{p.piece.split('-')[0]}-{rng.choice(kinds)}"
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
