@@ -225,16 +225,19 @@ class GameTracker:
             return []
         self.settled_frames += 1
         believed = self.believed()
-        for key, value in reading_values(reading, believed, self._sides_only).items():
+        values = reading_values(reading, believed, self._sides_only)
+        for key, value in values.items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
-                self.evidence.pop(key, None)  # a new card: what was said of the old one goes
+                if self.beliefs[key].value != UNREAD:
+                    self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
             if cell.piece is not None and cell.piece.piece not in (None, "empty"):
                 self._kinds_seen[name] = cell.piece.piece
         for key, card in _card_readings(reading).items():
+            # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
-            if card.card is None and card.candidates and self._last_read.get(key) is not card:
+            if values.get(key) == UNREAD and self._last_read.get(key) is not card:
                 self.evidence.setdefault(key, CardEvidence()).add(card.candidates)
             self._last_read[key] = card
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
