@@ -87,6 +87,14 @@ def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
     return k, False, corner, float(post[k])
 
 
+def reader_in(folder: str | Path | None = None) -> CardReader:
+    """The reader with the models of `folder` (default: the committed ones)."""
+    if folder is None:
+        return CardReader()
+    folder = Path(folder)
+    return CardReader(folder / MODEL_FILE.name, folder / META_FILE.name)
+
+
 class CardReader:
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
                  threshold: float | None = None, use_face: bool = True):

@@ -63,13 +63,14 @@ def setup_position(rng: np.random.Generator) -> dict:
             "initiative": {"white": str(rng.choice(codes)), "black": str(rng.choice(codes))}}
 
 
-def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720)) -> dict:
+def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720),
+                 models: Path | None = None) -> dict:
     from models.renderer import Scene, render_scene
 
-    from .card_reader import CardReader
+    from .card_reader import reader_in
     from .pipeline import TableScanner
 
-    reader = CardReader()
+    reader = reader_in(models)
     rng = np.random.default_rng(seed)
     visible = right = answered = answered_right = 0
     empty_ok = empty_n = false_cards = init_n = init_right = 0
@@ -179,14 +180,14 @@ def _yolo_code(name: str) -> str:
     return r + suit[0].upper()
 
 
-def bench_real(folder: Path, limit: int | None, log=print) -> dict:
+def bench_real(folder: Path, limit: int | None, log=print, models: Path | None = None) -> dict:
     import cv2
 
     from .card_finder import find_cards
-    from .card_reader import CardReader
+    from .card_reader import reader_in
 
     names = _class_names(folder / "classes.yaml")
-    reader = CardReader()
+    reader = reader_in(models)
     files = sorted((folder / "images").glob("*.jpg"))
     if limit:
         files = files[:limit]
@@ -260,7 +261,7 @@ def _class_names(path: Path) -> list[str]:
 
 
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
-        log=print, size: tuple[int, int] = (1280, 720)) -> dict:
+        log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None) -> dict:
     import cv2
 
     cv2.setNumThreads(1)  # the bar is on one core
@@ -269,7 +270,7 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
         f"wall time; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if stills:
         log(f"held-out designs, {stills} rendered {size[0]}x{size[1]} stills:")
-        out["stills"] = s = bench_stills(stills, seed, log, size)
+        out["stills"] = s = bench_stills(stills, seed, log, size, models)
         log(f"  visible cards {s['visible_cards']}: read right {100 * s['accuracy']:.2f} % "
             f"(bar 99.5 %); answered {s['answered']}, of them right "
             f"{100 * s['answered_precision']:.2f} % (bar 99.9 %)")
@@ -294,7 +295,7 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
             log(f"  (skipped real photographs: {real}/images not found)")
         else:
             log(f"real photographs: {real}")
-            out["real"] = r = bench_real(real, limit, log)
+            out["real"] = r = bench_real(real, limit, log, models)
             log(f"  {r['images']} images from {r['sources']} source photos, "
                 f"{r['labelled_cards']} labelled cards: found {100 * r['detection_recall']:.1f} "
                 f"%, recall {100 * r['recall']:.1f} %, precision {100 * r['precision']:.2f} % "

@@ -16,10 +16,10 @@ def _read(args: argparse.Namespace) -> int:
     import cv2
 
     from .card_finder import find_cards
-    from .card_reader import CardReader, ModelMissingError
+    from .card_reader import ModelMissingError, reader_in
 
     try:
-        reader = CardReader()
+        reader = reader_in(args.models)
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -68,7 +68,8 @@ def _bench(args: argparse.Namespace) -> int:
         except ValueError:
             print(f"error: --still-size must be WxH, not {args.still_size!r}", file=sys.stderr)
             return 2
-        out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h))
+        out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
+                  models=Path(args.models) if args.models else None)
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -96,6 +97,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                           "`cards bench` prints the measured figures.")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photos, or 'bench'")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--models", help="folder with card_index.onnx/.json (and card_face.*) "
+                        "to use instead of the committed models")
     g = parser.add_argument_group("bench options")
     g.add_argument("--stills", type=int, default=30, help="held-out rendered stills")
     g.add_argument("--still-size", default="1280x720", help="rendered still size WxH")
