@@ -29,6 +29,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--armies", nargs=2, metavar=("WHITE", "BLACK"),
                         help="the armies, e.g. pawn,knight,bishop,king rook,rook,queen,king "
                         "(default: inferred from the units placed)")
+    parser.add_argument("--models", help="folder with the card models to use instead of the "
+                        "committed ones (card_index.onnx/.json, card_face.onnx/.json)")
     parser.add_argument("--max-frames", type=int, default=0, help="stop after N frames")
     parser.add_argument("--every-zone", action="store_true",
                         help="read all 37 zones on every frame (default: only zones whose "
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         from calibration.register import RegistrationError, register_from_cards
 
         from .card_finder import find_cards
-        from .card_reader import CardReader
+        from .card_reader import reader_in
         from .incremental import IncrementalScanner
         from .pipeline import TableScanner
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ProfileError, ValueError) as exc:
             return _fail(f"cannot load profile {args.profile}: {exc}")
     try:
-        reader = CardReader()
+        reader = reader_in(args.models)
     except Exception as exc:  # the model file is missing or unreadable
         return _fail(f"cannot load the card model: {exc}")
     try:

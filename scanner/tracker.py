@@ -158,10 +158,19 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
                 card, unit = None, None
             elif cell.empty is False:
                 card = _card_value(cell.card, believed.get(f"{name}.card"))
-            if cell.empty is False and cell.piece is not None and cell.piece.piece is not None:
-                unit = None if cell.piece.piece == "empty" else cell.piece.piece
+            piece = cell.piece if cell.empty is False else None
+            if piece is not None and piece.piece is not None:
+                unit = None if piece.piece == "empty" else piece.piece
                 if sides_only and unit is not None:
                     unit = str(unit).split("-")[0]
+            elif sides_only and piece is not None:
+                # the kind unsure, but occupancy (and the side) sure: enough once set up
+                occupied = getattr(piece, "occupied", None)
+                side = getattr(piece, "seen_side", None)
+                if occupied is False:
+                    unit = None
+                elif occupied and side is not None:
+                    unit = side
         out[f"{name}.card"] = card
         out[f"{name}.unit"] = unit
     for side in ("white", "black"):
