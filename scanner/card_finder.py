@@ -15,7 +15,7 @@ from calibration.geometry import order_quad, quad_area, quad_centre, quad_sides
 
 MIN_AREA_FRAC = 0.0008  # of the image: smaller blobs are never readable cards
 MAX_AREA_FRAC = 0.5
-EDGE_LOW = (10, 40)  # Canny low thresholds tried (high = 3 x low); 40 for busy cloths
+EDGE_LOW = (10,)  # Canny low thresholds tried (high = 3 x low)
 
 
 def whiteness(image: np.ndarray) -> np.ndarray:
@@ -124,10 +124,6 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
     scored = [(card_contrast(g, q), q) for q in quads]
     scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
     kept = _dedupe(scored)
-    if len(kept) >= 3:
-        # one far larger quad (a pale patch of a checked cloth) must not set the card size
-        typical = float(np.median([quad_area(q) for q in kept]))
-        kept = [q for q in kept if quad_area(q) <= 12.0 * typical]
     if kept:
         # cards in one view are of a size; far smaller quads are pips and index marks
         big = max(quad_area(q) for q in kept)
