@@ -87,6 +87,11 @@ def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
     return k, False, corner, float(post[k])
 
 
+def _width_px(quad: np.ndarray) -> float:
+    """A portrait-ordered card's width in the image: the mean of its two short sides."""
+    return float((np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2)
+
+
 def reader_in(folder: str | Path | None = None) -> CardReader:
     """The reader with the models of `folder` (default: the committed ones)."""
     if folder is None:
@@ -97,7 +102,8 @@ def reader_in(folder: str | Path | None = None) -> CardReader:
 
 class CardReader:
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
-                 threshold: float | None = None, use_face: bool = True):
+                 threshold: float | None = None, use_face: bool = True,
+                 face_below_px: float | None = None):
         import onnxruntime as ort
 
         model_path, meta_path = Path(model_path), Path(meta_path)
@@ -129,8 +135,13 @@ class CardReader:
                                                          providers=["CPUExecutionProvider"])
                 self.face_size = tuple(int(v) for v in fm["size"])  # w, h
                 self.face_temperature = float(fm["temperature"])
-                if threshold is None:
-                    self.threshold = float(fm["fused_threshold"])
+                self.fused_threshold = float(fm["fused_threshold"]) if threshold is None \
+                    else threshold
+                # only cards smaller than this (short side, image px) call the whole-card
+                # model: on big cards the index alone is surer, and cards in real photos
+                # overlap, which the whole-card view was not trained on
+                self.face_below_px = float(fm.get("face_below_px", 1e9)
+                                           if face_below_px is None else face_below_px)
 
     def classify(self, crops: np.ndarray) -> np.ndarray:
         """uint8 crops (N x H x W x 3) -> class probabilities (N x C)."""
@@ -150,18 +161,20 @@ class CardReader:
 
     def decide(self, probs: np.ndarray, face: np.ndarray | None = None
                ) -> tuple[str | None, bool, str | None, float, list[tuple[str, float]]]:
-        """One card's 4 corner probabilities (nw, ne, se, sw) and, with the face model, its
+        """One card's 4 corner probabilities (nw, ne, se, sw) and, for a small card, its
         whole-card probabilities -> (card, face_down, index diagonal of the rectified card,
-        confidence, best candidates)."""
-        if self.face_session is not None:
+        confidence, best candidates). Each path answers above its own calibrated threshold."""
+        if face is not None:
             k, down, corner, conf = fuse(probs, face, self.n_cards, self.back)
+            threshold = self.fused_threshold
         else:
             k, down, corner, conf = combine(probs, self.n_cards, self.back)
+            threshold = self.threshold
         if down:
             return None, True, None, conf, []
         diag = None if corner < 0 else \
             "nw-se" if CORNER_NAMES[corner] in ("nw", "se") else "ne-sw"
-        card = self.classes[k] if conf >= self.threshold else None
+        card = self.classes[k] if conf >= threshold else None
         return card, False, diag, conf, self._candidates(probs, face)
 
     def _candidates(self, probs: np.ndarray, face: np.ndarray | None,
@@ -176,10 +189,10 @@ class CardReader:
 
     def _settled(self, p: np.ndarray, face: np.ndarray | None) -> bool:
         """The nw and se crops (with the whole card) already answer confidently."""
-        if self.face_session is not None:
-            k, down, _, conf = fuse(p, face, self.n_cards, self.back)
-        else:
-            k, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
+        if face is not None:
+            _, down, _, conf = fuse(p, face, self.n_cards, self.back)
+            return bool(down or conf >= self.fused_threshold)
+        _, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
         return bool(down or conf >= self.threshold)
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
@@ -196,9 +209,12 @@ class CardReader:
         crops = np.stack([corner_crops(c, self.crop) for c in cards])
         faces: list[np.ndarray | None] = [None] * len(quads)
         if self.face_session is not None:
-            thumbs = np.stack([cv2.resize(c, self.face_size, interpolation=cv2.INTER_AREA)
-                               for c in cards])
-            faces = list(self.classify_faces(thumbs))
+            small = [i for i, q in enumerate(ordered) if _width_px(q) < self.face_below_px]
+            if small:
+                thumbs = np.stack([cv2.resize(cards[i], self.face_size,
+                                              interpolation=cv2.INTER_AREA) for i in small])
+                for i, f in zip(small, self.classify_faces(thumbs), strict=True):
+                    faces[i] = f
         # first the nw-se diagonal, where standard decks print the index; the other diagonal
         # only for cards that diagonal did not settle (half the model work per frame)
         probs = np.zeros((len(quads), 4, len(self.classes)), np.float32)

@@ -39,6 +39,20 @@ def test_model_is_small_and_complete():
     assert not set(meta["train_designs"]) & {"gnome-plastic", "gnome-simplistic", "gnome-tango"}
 
 
+def test_whole_card_model_is_small_calibrated_and_never_saw_held_out_designs():
+    from scanner.card_reader import FACE_META_FILE, FACE_MODEL_FILE
+
+    assert MODEL_FILE.stat().st_size + FACE_MODEL_FILE.stat().st_size < 5_000_000
+    meta = json.loads(FACE_META_FILE.read_text())
+    assert meta["classes"] == json.loads(META_FILE.read_text())["classes"]
+    assert 0.5 <= meta["fused_threshold"] < 1.0 and meta["val_fused_answered_precision"] >= 0.999
+    assert 0 < meta["face_below_px"] < 200
+    assert not set(meta["train_designs"]) & {"gnome-plastic", "gnome-simplistic", "gnome-tango"}
+    reader = CardReader()
+    assert reader.face_session is not None  # the committed reader fuses small cards
+    assert CardReader(use_face=False).face_session is None
+
+
 def test_rectify_and_crops_shape():
     img = np.zeros((200, 300, 3), np.uint8)
     quad = np.array([[50, 40], [250, 60], [240, 120], [60, 110]], np.float32)  # landscape
@@ -49,11 +63,11 @@ def test_rectify_and_crops_shape():
     assert crops.shape == (4, CROP_H, CROP_W, 3)
 
 
-# (fixture, share of visible cards that must be read right): the far stills have 50-100 px
-# cards, which the current model mostly answers 'unsure' (see models/cards/MODEL_CARD.md); the
-# close 1080p still is the camera set-up the model handles
-@pytest.mark.parametrize("name,min_right", [("still-0", 0.0), ("still-1", 0.0),
-                                            ("still-close", 0.6)])
+# (fixture, share of visible cards that must be read right): the 1280x720 stills have 50-100 px
+# cards, of which the current models read 9/28 and 13/28 (the rest 'unsure', none wrong; see
+# models/cards/MODEL_CARD.md); the close 1080p still reads 21/22. Floors a little below.
+@pytest.mark.parametrize("name,min_right", [("still-0", 0.25), ("still-1", 0.35),
+                                            ("still-close", 0.9)])
 def test_reads_fixture_stills(reader, name, min_right):
     img, truth = load(name)
     scanner = TableScanner(truth_profile(truth), reader)
