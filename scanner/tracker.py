@@ -372,9 +372,16 @@ class GameTracker:
             for key, (old, new) in sorted(diff.items()):
                 if key.endswith(".unit") and old is None and isinstance(new, str) \
                         and new.startswith(side + "-"):
-                    self._expect_kind(state.to_move, new.split("-")[1])
-                    return self._event(f"{side} place {new.split('-')[1]} {key[:-5]}", "place",
-                                       frame)
+                    kind, flags = new.split("-")[1], []
+                    left = set(state.to_place[state.to_move])
+                    if not self.infer_armies and kind not in left and len(left) == 1:
+                        # the army is known and one kind is left: the reading's kind is wrong
+                        kind = next(iter(left))
+                        flags = [f"read as a {new.split('-')[1]}; the army's last unit to "
+                                 f"place is a {kind}"]
+                    self._expect_kind(state.to_move, kind)
+                    return self._event(f"{side} place {kind} {key[:-5]}", "place", frame,
+                                       flags)
             self.holding = f"waiting for {side} to place a unit"
             return False
         if any(k.startswith("init.") for k in diff) and not laid:

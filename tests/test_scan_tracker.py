@@ -207,3 +207,22 @@ def test_after_set_up_a_misread_kind_does_not_derail_the_game(seed):
                     p.piece = f"{p.piece.split('-')[0]}-{rng.choice(kinds)}"
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+def test_the_last_unit_placed_takes_the_kind_the_army_has_left():
+    steps = record_game(2)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    places = [a for a, _ in steps if a.split()[1] == "place" and a.startswith("white")]
+    last_cell = places[-1].split()[3]
+    absent = next(k for k in ("queen", "king", "rook", "knight", "bishop", "pawn")
+                  if k not in armies[Side.WHITE])
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=2):
+        p = frame.cells[last_cell].piece
+        if p is not None and p.piece and p.piece.startswith("white-") \
+                and tracker.state.phase.value == "place":
+            p.piece = f"white-{absent}"  # the classifier names a kind this army lacks
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    placed = next(e for e in tracker.events if e.text == places[-1])
+    assert placed.flags and absent in placed.flags[0]
