@@ -80,6 +80,11 @@ def bench(args: argparse.Namespace) -> int:
     # the profile a player makes by clicking the 4 board corners (whole pixels, no lens model)
     clicked = np.rint(exact.board_to_image(np.asarray(BOARD_CORNERS_XY, float)))
     register_from_corners(clicked, (w, h)).save(out / "profile.json")
+    if not args.armies:  # the new-game form names them; the fixture's truth knows them
+        from .evaluate import read_truth
+
+        armies = next(read_truth(out / "truth.jsonl.gz"))["position"]["armies"]
+        args.armies = [",".join(armies["white"]), ",".join(armies["black"])]
     args.source = str(out / "game.mp4")
     args.profile = str(out / "profile.json")
     args.truth = str(out / "truth.jsonl.gz")
