@@ -289,19 +289,19 @@ def _pip(img: np.ndarray, rng: np.random.Generator, cx: float, cy: float, size: 
             hull = cv2.convexHull(P(pts))
             cv2.fillConvexPoly(img, hull, col, cv2.LINE_AA, 4)
     else:  # a plain dot or bar
-        if rng.random() < 0.5:
-            circ(0.5, 0.5, float(rng.uniform(0.15, 0.35)))
+        if rng.random() < 0.5:  # at most 2.1 cm across, well under a token's 3.6 cm
+            circ(0.5, 0.5, min(float(rng.uniform(0.15, 0.35)), 1.05 * CROP_PX_PER_CM / size))
         else:
             cv2.fillPoly(img, [P([(0.1, 0.4), (0.9, 0.4), (0.9, 0.6), (0.1, 0.6)])], colour,
                          cv2.LINE_AA, 4)
 
 
-def flat_distractors(X: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
+def flat_distractors(X: np.ndarray, n: int, seed: int = 0, scale: float = 1.0) -> np.ndarray:
     """`n` copies of empty crops (from X) with card-like marks drawn flat on the table plane:
     pips, index letters, patches of court figures, of unseen card designs. They stay "empty":
     the held-out card designs (big plain pips, other faces) were read as pieces or tokens.
-    Marks are 1-3 cm across, dots at most 2.1 cm (a paper token is a 3.6 cm disc with a rim
-    and a glyph)."""
+    Marks are 1-3 cm across times `scale` (court figures of some designs are 4-6 cm), dots at
+    most 2.1 cm (a paper token is a 3.6 cm disc with a rim and a glyph)."""
     rng = np.random.default_rng(seed)
     out = X[rng.integers(len(X), size=n)].copy()
     for img in out:
@@ -309,7 +309,7 @@ def flat_distractors(X: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
         dark = [(20, 20, 20), (30, 30, 200), (40, 40, 160), (120, 40, 30), (30, 110, 40),
                 (10, 10, 10)]
         for _ in range(int(rng.integers(1, 4))):
-            size = float(rng.uniform(1.0, 3.0)) * CROP_PX_PER_CM
+            size = float(rng.uniform(1.0, 3.0)) * CROP_PX_PER_CM * scale
             cx = float(rng.uniform(4, CROP_W - 4))
             cy = float(rng.uniform(0.3, 1.0) * CROP_H)
             colour = dark[int(rng.integers(len(dark)))]

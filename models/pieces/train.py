@@ -176,6 +176,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="extra training scenes, each with its own procedurally varied set")
     ap.add_argument("--flat-distractors", type=int, default=0,
                     help="extra empty crops with card-like marks drawn on them (data.py)")
+    ap.add_argument("--distractor-scale", type=float, default=1.0,
+                    help="size of the distractors' marks (1: 1-3 cm)")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
@@ -222,7 +224,7 @@ def run(args) -> int:
         from .data import CropSet, flat_distractors
 
         n = args.flat_distractors
-        D = flat_distractors(tr.X[tr.y == 0], n, seed=args.seed)
+        D = flat_distractors(tr.X[tr.y == 0], n, seed=args.seed, scale=args.distractor_scale)
         tr = CropSet.concat([tr, CropSet(D, np.zeros(n, np.int64), np.array(["distractor"] * n),
                                          np.full(n, -1, np.int64), np.zeros(n, np.float32))])
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
