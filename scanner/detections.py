@@ -41,19 +41,33 @@ class CardReading:
 
 @dataclass
 class PieceReading:
+    """What stands on a cell. `piece` is the whole answer ("white-knight", "empty") or None
+    when any part of it is unsure. The parts can be surer than the whole: `occupied` (True,
+    False, None = unsure) and, for an occupied cell, `seen_side` ("white"/"black", None =
+    unsure) may be known while the kind is not — the tracker knows the kinds from the set-up
+    and can follow them by continuity. Given a `piece`, both are filled in from it."""
+
     piece: str | None = UNSURE  # "white-knight", …, or "empty"; None = unsure
-    confidence: float = 0.0
+    confidence: float = 0.0  # probability of `piece` (or of the surest part when piece is None)
+    occupied: bool | None = None
+    seen_side: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.piece is not None:
+            self.occupied = self.piece != "empty"
+            self.seen_side = self.piece.split("-")[0] if self.occupied else None
 
     @property
     def side(self) -> str | None:
-        return None if self.piece in (None, "empty") else self.piece.split("-")[0]
+        return self.seen_side if self.occupied else None
 
     @property
     def kind(self) -> str | None:
         return None if self.piece in (None, "empty") else self.piece.split("-")[1]
 
     def to_json(self) -> dict:
-        return {"piece": self.piece, "confidence": round(float(self.confidence), 4)}
+        return {"piece": self.piece, "confidence": round(float(self.confidence), 4),
+                "occupied": self.occupied, "side": self.side}
 
 
 @dataclass

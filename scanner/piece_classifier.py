@@ -5,9 +5,17 @@ thread) reads every cell's perspective-aware crop (`scanner.piece_crops`). Its l
 cosine classifier: logits = scale * embedding . prototype, so adapting to the players' own set
 (`scanner.piece_adapt`) only swaps the class prototypes for the means of that set's embeddings.
 
-Never a guess: a cell is reported unsure (`PieceReading(piece=None)`) when the model's best
-class is "unsure" (trained on pieces knocked over and hands over the cell) or its probability is
-below the threshold.
+Never a guess, but no more unsure than needed: the 14 class probabilities are read as three
+decisions, each with its own confidence (`decide`):
+- occupancy: P(empty) against the summed probability of the 12 pieces; unsure when the
+  "unsure" class (a piece knocked over, a hand over the cell) outweighs both, or when the
+  winner is below the threshold;
+- side (occupied cells): summed white against summed black probability, as a share of the
+  pieces' probability;
+- kind (occupied cells): the six kinds' probabilities summed over both sides, as a share.
+A reading's `piece` is given only when every part is sure; otherwise `occupied` and
+`seen_side` still carry what is sure (`scanner.detections.PieceReading`). Splitting the mass
+between similar kinds (a bishop or a queen?) no longer makes the cell's occupancy unsure.
 """
 
 from __future__ import annotations
@@ -48,6 +56,33 @@ def to_input(crops: np.ndarray) -> np.ndarray:
     if crops.shape[1:] != (CROP_H, CROP_W, 3):
         raise ValueError(f"crops must be N x {CROP_H} x {CROP_W} x 3, got {crops.shape}")
     return np.ascontiguousarray(crops.transpose(0, 3, 1, 2), np.float32) * (1.0 / 255)
+
+
+def decide(probs: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> dict[str, np.ndarray]:
+    """`PieceClassifier.decide` for a given threshold (numpy, vectorised)."""
+    probs = np.asarray(probs, np.float64).reshape(-1, len(CLASSES))
+    p_empty = probs[:, 0]
+    p_unsure = probs[:, UNSURE_CLASS]
+    pieces = probs[:, 1:13].reshape(-1, 2, len(KINDS))  # side x kind
+    p_full = pieces.sum((1, 2))
+    occ = (p_full > p_empty).astype(np.int64)
+    p_occ = np.maximum(p_full, p_empty)
+    occ[(p_unsure >= p_occ) | (p_occ < threshold)] = -1
+    share = pieces / np.maximum(p_full, 1e-12)[:, None, None]
+    side_p = share.sum(2)  # N x 2
+    kind_p = share.sum(1)  # N x 6
+    side = side_p.argmax(1)
+    kind = kind_p.argmax(1)
+    p_side = side_p.max(1)
+    p_kind = kind_p.max(1)
+    side = np.where((occ == 1) & (p_side >= threshold), side, -1)
+    kind = np.where((occ == 1) & (p_kind >= threshold), kind, -1)
+    piece = np.where(occ == 0, 0, -1)
+    whole = (occ == 1) & (side >= 0) & (kind >= 0)
+    piece = np.where(whole, 1 + side.clip(0) * len(KINDS) + kind.clip(0), piece)
+    p_piece = np.where(occ == 1, p_full * p_side * p_kind, p_empty)
+    return {"occupied": occ, "side": side, "kind": kind, "piece": piece, "p_occ": p_occ,
+            "p_side": p_side, "p_kind": p_kind, "p_piece": p_piece}
 
 
 class PieceClassifier:
@@ -94,15 +129,26 @@ class PieceClassifier:
         self.prototypes = self.base_prototypes.copy()
         self.scale = COSINE_SCALE
 
+    def decide(self, probs: np.ndarray) -> dict[str, np.ndarray]:
+        """The three decisions for N x 14 probabilities (see the module's doc). Returns arrays:
+        `occupied` (1, 0, or -1 = unsure), `side` (0 white, 1 black, -1 unsure or empty),
+        `kind` (index into KINDS, -1 unsure or empty), `piece` (index into CLASSES of the
+        whole answer, -1 = unsure), and the confidences `p_occ`, `p_side`, `p_kind`, `p_piece`."""
+        return decide(probs, self.threshold)
+
     def readings(self, probs: np.ndarray) -> list[PieceReading]:
+        d = self.decide(probs)
         out = []
-        for p in probs:
-            k = int(p.argmax())
-            conf = float(p[k])
-            if k == UNSURE_CLASS or conf < self.threshold:
-                out.append(PieceReading(None, conf))
-            else:
-                out.append(PieceReading(CLASSES[k], conf))
+        for i in range(len(probs)):
+            occ = int(d["occupied"][i])
+            if d["piece"][i] >= 0:
+                out.append(PieceReading(CLASSES[d["piece"][i]], float(d["p_piece"][i])))
+            elif occ < 0:
+                out.append(PieceReading(None, float(d["p_occ"][i])))
+            else:  # occupied for sure; the side may be sure, the kind is not
+                side = int(d["side"][i])
+                out.append(PieceReading(None, float(d["p_occ"][i]), occupied=True,
+                                        seen_side=None if side < 0 else ("white", "black")[side]))
         return out
 
     def classify_crops(self, crops: np.ndarray) -> list[PieceReading]:

@@ -1,7 +1,9 @@
 """`royal-table pieces`: classify photos of single pieces, and measure the piece classifier.
 
     royal-table pieces IMAGE... [--json]     one line per image: piece (e.g. white-knight,
-                                             empty; unsure, null in JSON) and confidence
+                                             empty; unsure, null in JSON), confidence, and
+                                             what is sure when the piece is not (occupied,
+                                             side)
     royal-table pieces bench                 the bars: held-out renders, real photos, speed
 """
 
@@ -92,10 +94,13 @@ def classify(clf, args) -> int:
             continue
         r = clf.classify_image(img, box)
         if args.json:  # piece null: unsure (as in the scanner's readings)
-            print(json.dumps({"image": name, "piece": r.piece,
-                              "confidence": round(r.confidence, 4)}))
+            print(json.dumps({"image": name, **r.to_json()}))
         else:
-            print(f"{name}: {r.piece or 'unsure'} ({r.confidence:.2f})")
+            what = r.piece
+            if what is None:  # say what is sure: occupied, maybe the side
+                what = (f"{r.side} piece, kind unsure" if r.side else
+                        "a piece, side and kind unsure") if r.occupied else "unsure"
+            print(f"{name}: {what} ({r.confidence:.2f})")
     return status
 
 

@@ -33,15 +33,16 @@ def errors(readings: dict, labels: dict) -> dict[str, list]:
     none where there is one (occupancy), the wrong side, a guess where it should be unsure."""
     out: dict[str, list] = {"occupancy": [], "side": [], "guess": []}
     for cell, lab in labels.items():
-        got = readings[cell].piece
-        if lab == "any" or got is None:
+        r = readings[cell]
+        if lab == "any":
             continue
-        if lab == "unsure":
-            out["guess"].append((cell, got))
-        elif (got == "empty") != (lab == "empty"):
-            out["occupancy"].append((cell, lab, got))
-        elif lab != "empty" and got.split("-")[0] != lab.split("-")[0]:
-            out["side"].append((cell, lab, got))
+        if lab == "unsure":  # knocked over, under a hand: no piece, and never "empty"
+            if r.piece is not None or r.occupied is False:
+                out["guess"].append((cell, r.piece, r.occupied))
+        elif r.occupied is not None and r.occupied != (lab != "empty"):
+            out["occupancy"].append((cell, lab, r.piece, r.occupied))
+        elif lab != "empty" and r.side is not None and r.side != lab.split("-")[0]:
+            out["side"].append((cell, lab, r.piece, r.side))
     return out
 
 
@@ -79,6 +80,7 @@ def test_pieces_at_cell_borders(clf):
     moved = list(truth["offsets_cm"])
     readings = clf.read(img, truth["camera"], moved)
     assert all(readings[c].piece != "empty" for c in moved)
+    assert all(readings[c].occupied for c in moved)  # occupancy is sure even if a kind is not
     assert errors(readings, {c: truth["labels"][c] for c in moved})["side"] == []
     assert sum(readings[c].piece is not None for c in moved) >= len(moved) // 2
 
@@ -89,6 +91,35 @@ def test_knocked_over_pieces_are_unsure(clf):
     assert fallen
     readings = clf.read(img, truth["camera"], fallen)
     assert all(readings[c].piece is None for c in fallen), readings
+    assert not any(readings[c].occupied is False for c in fallen), readings
+
+
+def test_decisions_are_read_apart():
+    """Probability split between similar kinds leaves occupancy and side sure, the kind
+    unsure; the "unsure" class or a close empty/piece call makes occupancy unsure."""
+    from scanner.piece_classifier import decide
+
+    def probs(**kw):
+        p = np.full(len(CLASSES), 1e-4)
+        for k, v in kw.items():
+            p[CLASSES.index(k.replace("_", "-"))] = v
+        return p / p.sum()
+
+    rows = np.array([probs(white_bishop=0.45, white_queen=0.45, empty=0.1),
+                     probs(white_rook=0.95),
+                     probs(empty=0.9, black_pawn=0.1),
+                     probs(unsure=0.5, white_pawn=0.3, empty=0.2),
+                     probs(empty=0.5, black_pawn=0.5),
+                     probs(white_king=0.35, black_king=0.35, empty=0.3)])
+    d = decide(rows, 0.6)
+    assert d["occupied"].tolist() == [1, 1, 0, -1, -1, 1]
+    assert d["side"].tolist() == [0, 0, -1, -1, -1, -1]
+    assert d["kind"].tolist() == [-1, 1, -1, -1, -1, 5]
+    assert d["piece"].tolist() == [-1, CLASSES.index("white-rook"), 0, -1, -1, -1]
+    r = PieceReading(None, 0.9, occupied=True, seen_side="white")
+    assert (r.side, r.kind, r.to_json()["occupied"]) == ("white", None, True)
+    assert PieceReading("black-king", 0.9).side == "black"
+    assert PieceReading("empty", 0.9).occupied is False
 
 
 def test_hands_over_the_board(clf):

@@ -40,7 +40,8 @@ def test_classifies_photos_as_json(tmp_path, capsys):
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["image"] for x in lines] == list(map(str, photos))
     for x in lines:
-        assert set(x) == {"image", "piece", "confidence"} and 0 <= x["confidence"] <= 1
+        assert set(x) == {"image", "piece", "confidence", "occupied", "side"}
+        assert 0 <= x["confidence"] <= 1
         assert x["piece"] is None or x["piece"] == "empty" or "-" in x["piece"]
 
 

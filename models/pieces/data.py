@@ -131,14 +131,18 @@ def label_of(unit: dict | None) -> int:
 
 def frame_crops(seed: int, split: str, jitter: float = 1.8, piece_sets: list[str] | None = None,
                 hands_p: float = 0.25, fallen_p: float = 0.5, keep_bare: float = 0.3,
-                keep_empty: float = 0.6, positions: int = 3) -> tuple[list, list, float, str]:
+                keep_empty: float = 0.6, positions: int = 3,
+                procedural: bool = False) -> tuple[list, list, float, str]:
     """Render one random scene with `positions` random tables (the scene's camera, table and
     light are cached by the renderer, so extra tables are cheap) and return (crops, labels,
-    elevation, piece set)."""
+    elevation, piece set). `procedural`: the scene's pieces are the procedurally varied set
+    "proc-<seed>" (models/renderer/procedural_pieces.py), a new set for every scene."""
     from models.renderer import Scene, render_scene
     from models.renderer.render import scene_camera
     from models.renderer.scene import sub_seed
 
+    if procedural:
+        piece_sets = [f"proc-{seed}"]
     scene = Scene.random(seed, split=split, piece_sets=piece_sets)
     rcam = scene_camera(scene)
     crops, labels = [], []
@@ -228,3 +232,87 @@ def generate(seeds: list[int], split: str, workers: int = 1, **kw) -> CropSet:
     with mp.get_context("fork").Pool(workers) as pool:
         parts = pool.map(_worker, [(c, split, kw) for c in chunks])
     return CropSet.concat(parts)
+
+
+def _pip(img: np.ndarray, rng: np.random.Generator, cx: float, cy: float, size: float,
+         squash: float, colour: tuple) -> None:
+    """Draw one card-like mark (a pip, an index letter, a patch of a court figure) flat on the
+    table plane, foreshortened by `squash`, into a crop."""
+    k = int(rng.integers(6))
+    S = 1 << 4
+
+    def P(pts):  # unit-box points -> image, squashed vertically
+        p = np.array([[cx + (x - 0.5) * size, cy + (y - 0.5) * size * squash] for x, y in pts])
+        return np.round(p * S).astype(np.int32)
+
+    def circ(x, y, r):
+        cv2.ellipse(img, (int((cx + (x - 0.5) * size) * S), int((cy + (y - 0.5) * size * squash)
+                                                                   * S)),
+                    (max(1, int(r * size * S)), max(1, int(r * size * squash * S))), 0, 0, 360,
+                    colour, -1, cv2.LINE_AA, 4)
+
+    if k == 0:  # diamond
+        cv2.fillPoly(img, [P([(0.5, 0), (0.85, 0.5), (0.5, 1), (0.15, 0.5)])], colour,
+                     cv2.LINE_AA, 4)
+    elif k == 1:  # heart / spade: two lobes and a point
+        circ(0.32, 0.38, 0.22)
+        circ(0.68, 0.38, 0.22)
+        cv2.fillPoly(img, [P([(0.1, 0.45), (0.9, 0.45), (0.5, 0.95)])], colour, cv2.LINE_AA, 4)
+        if rng.random() < 0.5:
+            cv2.fillPoly(img, [P([(0.45, 0.6), (0.55, 0.6), (0.65, 1.05), (0.35, 1.05)])],
+                         colour, cv2.LINE_AA, 4)
+    elif k == 2:  # club: three lobes and a stem
+        circ(0.5, 0.25, 0.2)
+        circ(0.28, 0.58, 0.2)
+        circ(0.72, 0.58, 0.2)
+        cv2.fillPoly(img, [P([(0.45, 0.5), (0.55, 0.5), (0.65, 1.0), (0.35, 1.0)])], colour,
+                     cv2.LINE_AA, 4)
+    elif k == 3:  # an index letter or digit
+        txt = str(rng.choice(["A", "K", "Q", "J", "10", "2", "3", "4", "5", "6", "7", "8", "9"]))
+        canvas = np.zeros((40, 40 * len(txt)), np.uint8)
+        cv2.putText(canvas, txt, (2, 34), int(rng.choice([0, 2, 3, 4])), 1.3, 255,
+                    int(rng.integers(2, 5)), cv2.LINE_AA)
+        w = max(2, int(size * len(txt) * 0.8))
+        h = max(2, int(size * squash))
+        m = cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+        x0, y0 = int(cx - w / 2), int(cy - h / 2)
+        H_, W_ = img.shape[:2]
+        xa, ya, xb, yb = max(x0, 0), max(y0, 0), min(x0 + w, W_), min(y0 + h, H_)
+        if xb > xa and yb > ya:
+            a = m[ya - y0:yb - y0, xa - x0:xb - x0, None]
+            img[ya:yb, xa:xb] = (img[ya:yb, xa:xb] * (1 - a) + np.array(colour) * a).astype(
+                np.uint8)
+    elif k == 4:  # a patch of a court figure: a few coloured polygons
+        for _ in range(int(rng.integers(2, 5))):
+            pts = rng.uniform(0, 1, (int(rng.integers(3, 6)), 2))
+            col = tuple(int(c) for c in rng.integers(0, 256, 3))
+            hull = cv2.convexHull(P(pts))
+            cv2.fillConvexPoly(img, hull, col, cv2.LINE_AA, 4)
+    else:  # a plain dot or bar
+        if rng.random() < 0.5:  # at most 2.1 cm across, well under a token's 3.6 cm
+            circ(0.5, 0.5, min(float(rng.uniform(0.15, 0.35)), 1.05 * CROP_PX_PER_CM / size))
+        else:
+            cv2.fillPoly(img, [P([(0.1, 0.4), (0.9, 0.4), (0.9, 0.6), (0.1, 0.6)])], colour,
+                         cv2.LINE_AA, 4)
+
+
+def flat_distractors(X: np.ndarray, n: int, seed: int = 0, scale: float = 1.0) -> np.ndarray:
+    """`n` copies of empty crops (from X) with card-like marks drawn flat on the table plane:
+    pips, index letters, patches of court figures, of unseen card designs. They stay "empty":
+    the held-out card designs (big plain pips, other faces) were read as pieces or tokens.
+    Marks are 1-3 cm across times `scale` (court figures of some designs are 4-6 cm), dots at
+    most 2.1 cm (a paper token is a 3.6 cm disc with a rim and a glyph)."""
+    rng = np.random.default_rng(seed)
+    out = X[rng.integers(len(X), size=n)].copy()
+    for img in out:
+        squash = float(rng.uniform(0.35, 1.0))
+        dark = [(20, 20, 20), (30, 30, 200), (40, 40, 160), (120, 40, 30), (30, 110, 40),
+                (10, 10, 10)]
+        for _ in range(int(rng.integers(1, 4))):
+            size = float(rng.uniform(1.0, 3.0)) * CROP_PX_PER_CM * scale
+            cx = float(rng.uniform(4, CROP_W - 4))
+            cy = float(rng.uniform(0.3, 1.0) * CROP_H)
+            colour = dark[int(rng.integers(len(dark)))]
+            colour = tuple(int(np.clip(c + rng.integers(-20, 21), 0, 255)) for c in colour)
+            _pip(img, rng, cx, cy, size, squash, colour)
+    return out

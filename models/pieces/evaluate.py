@@ -15,45 +15,50 @@ REAL_PIECES = Path("/work/shared/data/real-pieces-dev")
 
 
 def _pred_classes(clf: PieceClassifier, probs: np.ndarray) -> np.ndarray:
-    """Class index per row, with -1 for unsure (the "unsure" class or below threshold)."""
-    k = probs.argmax(1)
-    conf = probs[np.arange(len(k)), k]
-    return np.where((k == UNSURE_CLASS) | (conf < clf.threshold), -1, k)
+    """Class index per row of the whole answer, with -1 for unsure (`PieceClassifier.decide`)."""
+    return clf.decide(probs)["piece"]
 
 
 def rendered_metrics(clf: PieceClassifier, cs, batch: int = 256) -> dict:
     """The bars on held-out renders. An unsure answer counts as wrong in every accuracy (it is
-    safe, not right); how often it happens is reported beside."""
+    safe, not right); how often it happens is reported beside. Occupancy and side are the
+    scanner's own decisions (`decide`), which may be sure while the kind is not."""
     probs = np.concatenate([clf.probabilities(clf.embed(cs.X[i:i + batch]))
                             for i in range(0, len(cs.y), batch)])
-    pred = _pred_classes(clf, probs)
+    d = clf.decide(probs)
+    pred = d["piece"]
     y = cs.y
     known = y != UNSURE_CLASS
     token = cs.piece_set == "paper-token"
     occ_t = y > 0
     out: dict = {"cells": int(known.sum())}
-    decisive = pred >= 0
-    occ_ok = decisive & ((pred > 0) == occ_t)  # pred is -1 when unsure, never UNSURE_CLASS
+    occ_ok = (d["occupied"] >= 0) & ((d["occupied"] == 1) == occ_t)
     out["occupancy"] = round(float(occ_ok[known].mean()), 4)
-    out["unsure_rate"] = round(float((~decisive)[known].mean()), 4)
+    out["occupancy_unsure_rate"] = round(float((d["occupied"] < 0)[known].mean()), 4)
+    out["occupancy_wrong"] = int(((d["occupied"] >= 0) & ~occ_ok)[known].sum())
+    out["unsure_rate"] = round(float((pred < 0)[known].mean()), 4)  # the whole answer
+    side_t = (y - 1) // 6  # 0 white, 1 black for pieces
     for name, sel in (("3d", ~token), ("tokens", token)):
         m = known & occ_t & sel
         out[f"kind_colour_{name}"] = round(float((pred[m] == y[m]).mean()), 4) if m.any() else None
         if m.any():
+            out[f"occupancy_{name}"] = round(float(occ_ok[known & sel].mean()), 4)
+            # the side as decided (unsure or a wrong occupancy count as wrong)
+            out[f"colour_{name}"] = round(float((d["side"][m] == side_t[m]).mean()), 4)
+            out[f"colour_{name}_wrong"] = int(((d["side"][m] >= 0)
+                                               & (d["side"][m] != side_t[m])).sum())
             top = probs[m].argmax(1)
-            # without the unsure rule: the best class alone, and its side alone
+            # without the unsure rule: the best class alone
             out[f"kind_colour_{name}_top1"] = round(float((top == y[m]).mean()), 4)
-            out[f"colour_{name}_top1"] = round(float(((top - 1) // 6 == (y[m] - 1) // 6)
-                                                     [top > 0].mean()), 4) if (top > 0).any() \
-                else None
         out[f"occupied_cells_{name}"] = int(m.sum())
         me = known & ~occ_t & sel
         out[f"empty_ok_{name}"] = round(float((pred[me] == 0).mean()), 4) if me.any() else None
     m = ~known
     out["unsure_cells"] = int(m.sum())
-    out["unsure_recall"] = round(float((pred[m] < 0).mean()), 4) if m.any() else None
+    # knocked over or under a hand: right when the occupancy itself is unsure
+    out["unsure_recall"] = round(float((d["occupied"][m] < 0).mean()), 4) if m.any() else None
     # the errors that matter most: a confident wrong piece
-    wrong = known & decisive & (pred != y)
+    wrong = known & (pred >= 0) & (pred != y)
     out["confident_errors"] = int(wrong.sum())
     return out
 

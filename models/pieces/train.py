@@ -23,6 +23,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "piece_classifier.onnx"
 HELDOUT_SEED0 = 1_000_000  # held-out tables use seeds from here on, never seen in training
+PROC_SEED0 = 500_000  # scenes with procedurally varied sets ("proc-<seed>") start here
 
 
 def _augment(x, gen):
@@ -133,20 +134,31 @@ def export(net, path: Path) -> None:
                       opset_version=17, dynamo=False)
 
 
-def crops_for(split: str, seeds: list[int], workers: int, cache: Path | None, log=print):
+def crops_for(split: str, seeds: list[int], workers: int, cache: Path | None, log=print,
+              procedural: bool = False):
     from .data import CropSet, generate
 
-    name = f"{split}-{seeds[0]}-{len(seeds)}.npz"
+    name = f"{split}{'-proc' if procedural else ''}-{seeds[0]}-{len(seeds)}.npz"
     if cache is not None and (cache / name).exists():
         log(f"crops: {cache / name} (cached)")
         return CropSet.load(cache / name)
     t0 = time.time()
-    cs = generate(seeds, split, workers=workers, log_every=20)
+    kw = {"procedural": True} if procedural else {}
+    cs = generate(seeds, split, workers=workers, log_every=20, **kw)
     log(f"crops: {len(cs.y)} from {len(seeds)} {split} tables in {time.time() - t0:.0f} s")
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
         cs.save(cache / name)
     return cs
+
+
+def proc_crops(n_scenes: int, workers: int, cache: Path | None, chunk: int = 40,
+               log=print) -> list:
+    """Crops of `n_scenes` scenes with procedurally varied sets, rendered (and cached) in
+    chunks of `chunk` scenes so that a long render can be resumed."""
+    seeds = list(range(PROC_SEED0, PROC_SEED0 + n_scenes))
+    return [crops_for("train", seeds[i:i + chunk], workers, cache, log, procedural=True)
+            for i in range(0, len(seeds), chunk)]
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -160,6 +172,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="training scenes to render (3 tables each)")
     ap.add_argument("--heldout-scenes", type=int, default=60,
                     help="held-out scenes (3 tables each)")
+    ap.add_argument("--proc-scenes", type=int, default=0,
+                    help="extra training scenes, each with its own procedurally varied set")
+    ap.add_argument("--flat-distractors", type=int, default=0,
+                    help="extra empty crops with card-like marks drawn on them (data.py)")
+    ap.add_argument("--distractor-scale", type=float, default=1.0,
+                    help="size of the distractors' marks (1: 1-3 cm)")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
@@ -198,6 +216,17 @@ def run(args) -> int:
     except RuntimeError as exc:  # the renderer's assets: a Debian package missing, say
         print(f"error: cannot render training scenes: {exc}", file=sys.stderr)
         return 2
+    if args.proc_scenes > 0:
+        from .data import CropSet
+
+        tr = CropSet.concat([tr] + proc_crops(args.proc_scenes, args.workers, cache))
+    if args.flat_distractors > 0:
+        from .data import CropSet, flat_distractors
+
+        n = args.flat_distractors
+        D = flat_distractors(tr.X[tr.y == 0], n, seed=args.seed, scale=args.distractor_scale)
+        tr = CropSet.concat([tr, CropSet(D, np.zeros(n, np.int64), np.array(["distractor"] * n),
+                                         np.full(n, -1, np.int64), np.zeros(n, np.float32))])
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
     export(net, args.out)

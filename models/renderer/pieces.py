@@ -60,6 +60,29 @@ _KNIGHT_HEAD = [
 ]
 
 
+PROC_PREFIX = "proc-"  # "proc-<seed>": a procedurally varied training set (below)
+
+
+def set_info(name: str) -> dict:
+    """The PIECE_SETS entry of a set, or the description of a procedural one ("proc-<seed>")."""
+    if name in PIECE_SETS:
+        return PIECE_SETS[name]
+    if name.startswith(PROC_PREFIX) and name[len(PROC_PREFIX):].isdigit():
+        from .procedural_pieces import set_colours
+
+        seed = int(name[len(PROC_PREFIX):])
+        white, black = set_colours(seed)
+        return {"kind": "procedural", "dir": "", "package": "", "licence": "CC0 (this project)",
+                "seed": seed, "white": white, "black": black}
+    raise KeyError(f"unknown piece set {name!r}")
+
+
+def procedural_meshes(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    from .procedural_pieces import meshes
+
+    return meshes(seed)
+
+
 def _lathe(profile: list, segments: int = 28) -> tuple[np.ndarray, np.ndarray]:
     verts, faces = [], []
     m = len(profile)
@@ -143,10 +166,12 @@ def _load_dcm(path: Path) -> tuple[np.ndarray, np.ndarray]:
 @lru_cache(maxsize=8)
 def load_set(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The six meshes of a set, z-up, base at z=0, centred, in cm (king 7.5 cm tall)."""
-    info = PIECE_SETS[name]
+    info = set_info(name)
     d = Path(info["dir"])
     if info["kind"] == "lathe":
         meshes = {kind: _load_lathe(kind) for kind in KINDS}
+    elif info["kind"] == "procedural":
+        meshes = procedural_meshes(int(info["seed"]))
     elif not d.exists():
         raise RuntimeError(f"{d} missing: apt-get install {info['package']}")
     else:
@@ -258,7 +283,7 @@ def sprite(name: str, kind: str, side: str, elev: int, azim: int,
         ax, ay = (float(x) for x in meta.read_text().split())
         return img, (ax, ay)
     v, f = load_set(name)[kind]
-    img, anchor = render_mesh(v, f, PIECE_SETS[name][side], elev, azim, light_rel=light)
+    img, anchor = render_mesh(v, f, set_info(name)[side], elev, azim, light_rel=light)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = meta.with_name(f".{meta.name}.{os.getpid()}")
     tmp.write_text(f"{anchor[0]:.3f} {anchor[1]:.3f}")
