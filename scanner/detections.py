@@ -51,6 +51,9 @@ class PieceReading:
     confidence: float = 0.0  # probability of `piece` (or of the surest part when piece is None)
     occupied: bool | None = None
     seen_side: str | None = None
+    # for an occupied cell: each kind's probability (kind, p), best first, so the rules (the
+    # army still to place) can pick among them as they do for an unsure card
+    kinds: list[tuple[str, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.piece is not None:

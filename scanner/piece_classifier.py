@@ -138,17 +138,24 @@ class PieceClassifier:
 
     def readings(self, probs: np.ndarray) -> list[PieceReading]:
         d = self.decide(probs)
+        # each kind's share of the occupied mass (both sides pooled: the side is decided apart)
+        pieces = np.asarray(probs, np.float64)[:, 1:13].reshape(-1, 2, len(KINDS)).sum(1)
+        shares = pieces / np.maximum(pieces.sum(1, keepdims=True), 1e-12)
         out = []
         for i in range(len(probs)):
             occ = int(d["occupied"][i])
+            kinds = sorted(((KINDS[k], round(float(shares[i, k]), 4)) for k in range(len(KINDS))),
+                           key=lambda kp: -kp[1]) if occ == 1 else []
             if d["piece"][i] >= 0:
-                out.append(PieceReading(CLASSES[d["piece"][i]], float(d["p_piece"][i])))
+                r = PieceReading(CLASSES[d["piece"][i]], float(d["p_piece"][i]))
             elif occ < 0:
-                out.append(PieceReading(None, float(d["p_occ"][i])))
+                r = PieceReading(None, float(d["p_occ"][i]))
             else:  # occupied for sure; the side may be sure, the kind is not
                 side = int(d["side"][i])
-                out.append(PieceReading(None, float(d["p_occ"][i]), occupied=True,
-                                        seen_side=None if side < 0 else ("white", "black")[side]))
+                r = PieceReading(None, float(d["p_occ"][i]), occupied=True,
+                                 seen_side=None if side < 0 else ("white", "black")[side])
+            r.kinds = kinds
+            out.append(r)
         return out
 
     def classify_crops(self, crops: np.ndarray) -> list[PieceReading]:

@@ -25,6 +25,7 @@ from .detections import TableReading
 SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
 _UNSURE = object()
 UNREAD = "?"  # a card lies there, but the camera could not say which on its own
+UNKNOWN_KIND = "?"  # "white-?": a white unit whose kind the camera could not say
 ACCEPT = 0.9  # a card the rules leave standing is taken when this sure (and flagged)
 CONSISTENT = 0.05  # an unsure read still supports the believed card at this probability
 
@@ -163,14 +164,19 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
                 unit = None if piece.piece == "empty" else piece.piece
                 if sides_only and unit is not None:
                     unit = str(unit).split("-")[0]
-            elif sides_only and piece is not None:
-                # the kind unsure, but occupancy (and the side) sure: enough once set up
+            elif piece is not None:
+                # the kind unsure, but occupancy (and the side) sure: enough once set up; at
+                # set-up "white-?" (the army still to place decides, see `_place`), or the
+                # unit believed there when it is of that side
                 occupied = getattr(piece, "occupied", None)
                 side = getattr(piece, "seen_side", None)
                 if occupied is False:
                     unit = None
                 elif occupied and side is not None:
-                    unit = side
+                    was = believed.get(f"{name}.unit")
+                    unit = side if sides_only else (
+                        was if isinstance(was, str) and was.startswith(side + "-")
+                        else f"{side}-{UNKNOWN_KIND}")
         out[f"{name}.card"] = card
         out[f"{name}.unit"] = unit
     for side in ("white", "black"):
@@ -215,6 +221,7 @@ class GameTracker:
         self.evidence: dict[str, CardEvidence] = {}  # per card key, while it reads unsure
         self._last_read: dict[str, object] = {}
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
+        self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._dirty = False
@@ -241,8 +248,10 @@ class GameTracker:
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
-            if cell.piece is not None and cell.piece.piece not in (None, "empty"):
-                self._kinds_seen[name] = cell.piece.piece
+            if cell.piece is not None:
+                self._piece_reads[name] = cell.piece
+                if cell.piece.piece not in (None, "empty"):
+                    self._kinds_seen[name] = cell.piece.piece
         for key, card in _card_readings(reading).items():
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
@@ -371,17 +380,8 @@ class GameTracker:
             side = state.to_move.value
             for key, (old, new) in sorted(diff.items()):
                 if key.endswith(".unit") and old is None and isinstance(new, str) \
-                        and new.startswith(side + "-"):
-                    kind, flags = new.split("-")[1], []
-                    left = set(state.to_place[state.to_move])
-                    if not self.infer_armies and kind not in left and len(left) == 1:
-                        # the army is known and one kind is left: the reading's kind is wrong
-                        kind = next(iter(left))
-                        flags = [f"read as a {new.split('-')[1]}; the army's last unit to "
-                                 f"place is a {kind}"]
-                    self._expect_kind(state.to_move, kind)
-                    return self._event(f"{side} place {kind} {key[:-5]}", "place", frame,
-                                       flags)
+                        and new.startswith(side + "-") and key[:-5] in self._placeable():
+                    return self._place(key[:-5], new.split("-")[1], frame)
             self.holding = f"waiting for {side} to place a unit"
             return False
         if any(k.startswith("init.") for k in diff) and not laid:
@@ -397,6 +397,46 @@ class GameTracker:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
                 else self._advance_to_movement()
         return self._movement(laid, diff, seen, frame)
+
+    def _placeable(self) -> set[str]:
+        """The cells the side to place may put a unit on now (its free set-up cards)."""
+        return {str(a).split()[-1] for a in self.state.legal_actions()
+                if str(a).split()[1] == "place"}
+
+    def _place(self, cell: str, read_kind: str, frame: int) -> bool:
+        """A unit of the side to place stands on `cell`. With the armies known, its kind is
+        one the army still has to place: the kind read if it is one, the only one left, or
+        the likeliest of those left by the classifier's kind probabilities when that is at
+        least ACCEPT sure (flagged); otherwise hold and say what it looks like."""
+        state = self.state
+        side = state.to_move
+        left = list(dict.fromkeys(state.to_place[side]))
+        kind, flags = read_kind, []
+        if self.infer_armies:
+            if kind == UNKNOWN_KIND:
+                self.holding = f"a {side.value} unit stands on {cell}: which is it?"
+                return False
+        elif kind not in left:
+            if len(left) == 1:
+                kind = left[0]
+            else:
+                reading = self._piece_reads.get(cell)
+                probs = dict(getattr(reading, "kinds", []) or [])
+                total = sum(probs.get(k, 0.0) for k in left)
+                ranked = sorted(((k, probs.get(k, 0.0) / total) for k in left),
+                                key=lambda kp: -kp[1]) if total > 0 else []
+                if not ranked or ranked[0][1] < ACCEPT:
+                    guesses = ", ".join(f"{k} {p:.0%}" for k, p in ranked[:3]) or "no reading"
+                    self.holding = (f"which unit did {side.value} place on {cell}? of the army "
+                                    f"still to place it looks like: {guesses}")
+                    return False
+                kind = ranked[0][0]
+            what = "could not be read" if read_kind == UNKNOWN_KIND else f"read as a {read_kind}"
+            flags = [f"{what}; the army still to place makes it a {kind}: check it"]
+        self._expect_kind(side, kind)
+        self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+        self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
+        return True
 
     def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int) -> bool:
         state = self.state

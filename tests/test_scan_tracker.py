@@ -226,3 +226,28 @@ def test_the_last_unit_placed_takes_the_kind_the_army_has_left():
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
     placed = next(e for e in tracker.events if e.text == places[-1])
     assert placed.flags and absent in placed.flags[0]
+
+
+@pytest.mark.parametrize("p_true,placed", [(0.95, True), (0.5, False)])
+def test_a_unit_whose_kind_is_unsure_is_placed_from_the_army_left(p_true, placed):
+    from scanner.detections import PieceReading
+
+    steps = record_game(3)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    first = next(a for a, _ in steps if a.split()[1] == "place")  # "white place knight a1"
+    side, _, kind, cell = first.split()
+    other = next(k for k in ("pawn", "rook", "knight", "bishop", "queen", "king")
+                 if k != kind and k in armies[Side(side)]) if len(set(armies[Side(side)])) > 1 \
+        else "queen"
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps[:12], _empty(steps), seed=3):
+        p = frame.cells[cell].piece
+        if p is not None and p.piece and p.piece.startswith(side):
+            frame.cells[cell].piece = PieceReading(None, 0.9, occupied=True, seen_side=side,
+                                                   kinds=[(kind, p_true), (other, 1 - p_true)])
+        tracker.update(frame)
+    events = [e for e in tracker.events if e.kind == "place" and e.text.endswith(cell)]
+    if placed:
+        assert events and events[0].text == first and "check it" in events[0].flags[0]
+    else:  # never a guess: held, with what it looks like
+        assert not events and f"place on {cell}" in tracker.holding and kind in tracker.holding
