@@ -222,6 +222,7 @@ class GameTracker:
         self._last_read: dict[str, object] = {}
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
+        self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._dirty = False
@@ -245,6 +246,8 @@ class GameTracker:
         for key, value in values.items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
+                if key.endswith(".unit") and value is not None:
+                    self._first_seen.setdefault(key[:-5], reading.frame_index)
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
@@ -376,6 +379,8 @@ class GameTracker:
         # a unit taken off belongs after the attacker's move and before its owner's next one
         if self._removal(diff, seen, frame, before_moves=not laid):
             return True
+        if state.phase is Phase.PLACE and not self.infer_armies:
+            return self._place_armies(seen, frame)
         if state.phase is Phase.PLACE:
             side = state.to_move.value
             for key, (old, new) in sorted(diff.items()):
@@ -397,6 +402,60 @@ class GameTracker:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
                 else self._advance_to_movement()
         return self._movement(laid, diff, seen, frame)
+
+    def _place_armies(self, seen: dict, frame: int) -> bool:
+        """With the armies known, the units placed are decided together: once every unit a
+        side still has to place stands on its free set-up cards, the assignment of its kinds
+        to those cells that the classifier's kind probabilities make likeliest is taken when
+        it is at least ACCEPT sure (one confident misread kind can then not steal a kind
+        another cell needs). Events follow the engine's turns, each side's units in the
+        order they appeared on the table."""
+        import itertools
+
+        state = self.state
+        plans: dict[Side, dict[str, str]] = {}
+        for side in Side:
+            need = list(state.to_place[side])
+            if not need:
+                continue
+            home = "1" if side is Side.WHITE else "5"
+            free = [f + home for f in "aceg" if parse_cell(f + home) not in state.units]
+            cells = sorted((c for c in free if str(seen[f"{c}.unit"]).startswith(side.value)),
+                           key=lambda c: (self._first_seen.get(c, 0), c))
+            if len(cells) < len(need):
+                self.holding = f"waiting for {side.value} to place a unit " \
+                               f"({len(need) - len(cells)} to go)"
+                return False
+            cells = cells[:len(need)]
+            table = {c: dict(getattr(self._piece_reads.get(c), "kinds", []) or []) for c in cells}
+            for c in cells:  # a reading naming its kind outright counts as that kind
+                read = str(seen[f"{c}.unit"]).split("-")[1]
+                if not table[c] and read != UNKNOWN_KIND:
+                    table[c] = {read: 1.0}
+            options = sorted(set(itertools.permutations(need)))
+            scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
+                          zip(cells, kinds, strict=True)) for kinds in options]
+            top = max(scores)
+            weights = [math.exp(x - top) for x in scores]
+            best = int(max(range(len(options)), key=lambda i: scores[i]))
+            p = weights[best] / sum(weights)
+            if p < ACCEPT:
+                guess = ", ".join(f"{k} {c}" for c, k in zip(cells, options[best], strict=True))
+                self.holding = (f"which of {side.value}'s units stands where? likeliest: "
+                                f"{guess} ({p:.0%})")
+                return False
+            plans[side] = dict(zip(cells, options[best], strict=True))
+        while state.phase is Phase.PLACE:
+            side = state.to_move
+            cell = next(iter(plans[side]))
+            kind = plans[side].pop(cell)
+            read = str(seen[f"{cell}.unit"]).split("-")[1]
+            flags = [] if read == kind else [
+                f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
+                f"army makes it a {kind}: check it"]
+            self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+            self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
+        return True
 
     def _placeable(self) -> set[str]:
         """The cells the side to place may put a unit on now (its free set-up cards)."""
