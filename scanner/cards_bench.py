@@ -260,8 +260,49 @@ def _class_names(path: Path) -> list[str]:
     raise ValueError(f"no names in {path}")
 
 
+def bench_candidates(n: int, seed: int, log=print, models: Path | None = None) -> dict:
+    """How far an unsure card's best candidate can be trusted (what the tracker weighs against
+    the rules): on validation-design cards the reader left unsure, the share whose top
+    candidate is right at each candidate probability, small (22-60 px) and larger cards.
+    Needs the 'train' extra's data code only (no torch)."""
+    from models.cards.dataset import CLASSES
+    from models.cards.face import paired_validation
+    from models.cards.train import VAL_DESIGNS
+
+    from .card_reader import reader_in
+
+    reader = reader_in(models)
+    out: dict = {}
+    for name, widths in (("small", (22.0, 60.0)), ("large", (44.0, 130.0))):
+        crops, _labels, faces, classes = paired_validation(seed, n, VAL_DESIGNS, widths)
+        corner = reader.classify(crops).reshape(len(faces), 4, -1)
+        fuse = reader.face_session is not None and widths[1] <= reader.face_below_px
+        whole = reader.classify_faces(faces) if fuse else [None] * len(faces)
+        rows = []
+        for i in range(len(faces)):
+            if classes[i] >= reader.n_cards:
+                continue
+            card, down, _, _, cands = reader.decide(corner[i], whole[i])
+            if card is None and not down and cands:
+                truth = CLASSES[classes[i]]
+                rows.append((cands[0][1], cands[0][0] == truth, any(c == truth for c, _ in cands)))
+        arr = np.array(rows, float).reshape(-1, 3)
+        entry = {"unsure": len(arr), "truth_among_candidates": float(arr[:, 2].mean())
+                 if len(arr) else 0.0, "top1_right_at": {}}
+        for t in (0.5, 0.7, 0.9, 0.95):
+            m = arr[:, 0] >= t
+            entry["top1_right_at"][t] = (int(m.sum()), float(arr[m, 1].mean()) if m.any() else 0.0)
+        out[name] = entry
+        log(f"  {name} cards {widths[0]:.0f}-{widths[1]:.0f} px: {entry['unsure']} left unsure, "
+            f"truth among the 3 candidates {100 * entry['truth_among_candidates']:.1f} %; top "
+            "candidate right: " + ", ".join(f"p >= {t}: {100 * r:.1f} % of {k}" for t, (k, r)
+                                            in entry["top1_right_at"].items()))
+    return out
+
+
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
-        log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None) -> dict:
+        log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None,
+        candidates: int = 0) -> dict:
     import cv2
 
     cv2.setNumThreads(1)  # the bar is on one core
@@ -281,6 +322,9 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
             "median "
             f"{s['scan_cpu_ms_median']:.1f} ms CPU on one core, {s['scan_ms_median']:.1f} ms wall "
             "(bar 30 ms)")
+    if candidates:
+        log(f"unsure cards' candidates, {candidates} validation-design cards per size:")
+        out["candidates"] = bench_candidates(candidates, seed, log, models)
     if setups:
         log(f"registration from the set-up cards, {setups} held-out stills:")
         out["registration"] = r = bench_registration(setups, seed, log)

@@ -69,7 +69,8 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"error: --still-size must be WxH, not {args.still_size!r}", file=sys.stderr)
             return 2
         out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
-                  models=Path(args.models) if args.models else None)
+                  models=Path(args.models) if args.models else None,
+                  candidates=args.candidates)
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -107,5 +108,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-real", action="store_true", help="skip the real photographs")
     g.add_argument("--limit", type=int, help="at most this many real photographs")
     g.add_argument("--seed", type=int, default=2026)
+    g.add_argument("--candidates", type=int, default=0, metavar="N",
+                   help="also measure how far unsure cards' top candidates can be trusted, on "
+                   "N validation-design cards per size (needs the training data code)")
     g.add_argument("--json-out", help="also write the figures as JSON here")
     parser.set_defaults(handler=_dispatch)
