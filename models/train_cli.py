@@ -27,7 +27,8 @@ def _cards(args: argparse.Namespace) -> int:
             face.calibrate(out=Path(args.out), n_val=args.val_cards, threads=args.threads)
             return 0
         face.train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards,
-                   epochs=args.epochs, threads=args.threads, out=Path(args.out), lr=args.lr)
+                   epochs=args.epochs, threads=args.threads, out=Path(args.out), lr=args.lr,
+                   init=args.init)
         return 0
     if args.recalibrate:
         recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,

@@ -126,7 +126,8 @@ def _run(session, x: np.ndarray) -> np.ndarray:
 
 
 def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int = 10,
-          threads: int = 1, out: Path = HERE, lr: float = 3e-3, log=print) -> dict:
+          threads: int = 1, out: Path = HERE, lr: float = 3e-3, init: str | None = None,
+          log=print) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -143,6 +144,9 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
     R, S = torch.from_numpy(rank), torch.from_numpy(suit)
     Xva = torch.from_numpy(normalise(xva))
     model = make_model((FACE_SIZE[1], FACE_SIZE[0]))
+    if init:  # continue from an earlier run's weights (the .pt beside the data cache)
+        model.load_state_dict(torch.load(init, weights_only=True))
+        log(f"  starting from {init}")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     steps = max(1, epochs * ((len(X) + 255) // 256))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
@@ -182,6 +186,7 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
                       opset_version=17, dynamo=False)
     meta = {"classes": CLASSES, "size": list(FACE_SIZE), "temperature": T, "seed": seed,
             "n_cards": n_cards, "epochs": epochs, "lr": lr, "widths": list(WIDTHS),
+            "init": Path(init).name if init else None,
             "train_designs": decks + [PROCEDURAL], "val_designs": VAL_DESIGNS,
             "val_face_accuracy": float((lv.argmax(1) == yva).mean())}
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
