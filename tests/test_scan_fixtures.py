@@ -40,3 +40,34 @@ def test_fixtures_cover_held_out_assets_and_tokens():
     names = [v.parent.name for v in VIDEOS]
     assert len(names) >= 3 and any("heldout" in n for n in names)
     assert any("tokens" in n for n in names)
+
+
+def test_whole_chain_reads_the_held_out_set_up_and_invents_nothing():
+    """The real scanner (card models, piece model, incremental loop) on the held-out video's
+    first 200 frames: its 8 set-up cards (tango deck, never trained on), in order, nothing
+    else. Measured in full by `royal-table scan ... --truth` (README)."""
+    from calibration.profile import Profile
+    from engines.royal_battles import Side
+    from scanner.incremental import IncrementalScanner
+    from scanner.piece_classifier import PieceClassifier
+    from scanner.pipeline import TableScanner
+    from scanner.scan_cli import board_region
+
+    video = next(v for v in VIDEOS if "heldout" in v.parent.name)
+    rows = list(read_truth(video.parent / "truth.jsonl.gz"))
+    profile = Profile.load(video.parent / "profile.json")
+    scanner = IncrementalScanner(TableScanner(profile, pieces=PieceClassifier()),
+                                 OcclusionDetector(region=board_region(profile)))
+    armies = {Side(k): v for k, v in rows[0]["position"]["armies"].items()}
+    tracker = GameTracker(armies)
+    capture = cv2.VideoCapture(str(video))
+    for i in range(200):
+        ok, image = capture.read()
+        assert ok
+        reading = scanner.scan(image)
+        reading.frame_index = i
+        tracker.update(reading)
+    want = truth_events(rows)
+    got = [e.text for e in tracker.events]
+    assert got == want[:len(got)]  # in order, nothing invented
+    assert sum(e.kind == "setup" for e in tracker.events) == 8
