@@ -25,9 +25,14 @@ from models.cards.train import (
     HERE,
     TARGET_PRECISION,
     VAL_DESIGNS,
+    cached_arrays,
     factor_labels,
+    fit_epoch,
     fit_temperature,
+    logits_of,
     make_model,
+    run_batched,
+    threshold_at_precision,
 )
 from scanner.rectify import normalise
 
@@ -53,19 +58,14 @@ def _cache(seed: int, n: int, designs: list[str]) -> Path:
 
 
 def face_data(seed: int, n: int, designs: list[str], log=print) -> tuple[np.ndarray, np.ndarray]:
-    path = _cache(seed, n, designs)
-    if path.exists():
-        d = np.load(path)
-        log(f"  {n} faces: cached {path}")
-        return d["x"], d["y"]
-    t = time.time()
-    parts = [make_face_set(seed * 1000 + i, min(500, n - i * 500), designs, WIDTHS, FACE_SIZE)
-             for i in range((n + 499) // 500)]
-    x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    log(f"  {n} faces of {len(designs)} designs in {time.time() - t:.0f}s")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=x, y=y)
-    return x, y
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        t = time.time()
+        parts = [make_face_set(seed * 1000 + i, min(500, n - i * 500), designs, WIDTHS,
+                               FACE_SIZE) for i in range((n + 499) // 500)]
+        log(f"  {n} faces of {len(designs)} designs in {time.time() - t:.0f}s")
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    return cached_arrays(_cache(seed, n, designs), make, f"{n} faces", log)
 
 
 def paired_validation(seed: int, n: int, designs: list[str],
@@ -93,8 +93,8 @@ def calibrate_fused(index_session, face_session, index_T: float, face_T: float, 
 
     crops, labels, faces, classes = paired_validation(seed, n, VAL_DESIGNS,
                                                       (WIDTHS[0], FACE_BELOW_PX))
-    pi = softmax(_run(index_session, normalise(crops)) / index_T).reshape(n, 4, -1)
-    pf = softmax(_run(face_session, normalise(faces)) / face_T)
+    pi = softmax(run_batched(index_session, normalise(crops)) / index_T).reshape(n, 4, -1)
+    pf = softmax(run_batched(face_session, normalise(faces)) / face_T)
     n_cards = CLASSES.index("back")
     truth, pred, conf = [], [], []
     for i in range(n):
@@ -103,12 +103,7 @@ def calibrate_fused(index_session, face_session, index_T: float, face_T: float, 
         pred.append(-1 if down else k)
         conf.append(0.0 if down else c)
     truth, pred, conf = np.array(truth), np.array(pred), np.array(conf)
-    order = np.argsort(-conf)
-    ok = (pred == truth)[order]
-    prec = np.cumsum(ok) / np.arange(1, len(ok) + 1)
-    good = np.nonzero(prec >= TARGET_PRECISION)[0]
-    thr = float(conf[order][good.max()]) if len(good) else 0.999999
-    thr = min(max(thr, 0.5), 0.999999)
+    thr = threshold_at_precision(conf, pred == truth, TARGET_PRECISION, fallback=0.999999)
     keep = conf >= thr
     has = truth >= 0
     stats = {"val_fused_card_accuracy": float((pred[has] == truth[has]).mean()),
@@ -119,17 +114,10 @@ def calibrate_fused(index_session, face_session, index_T: float, face_T: float, 
     return thr, stats
 
 
-def _run(session, x: np.ndarray) -> np.ndarray:
-    name = session.get_inputs()[0].name
-    return np.concatenate([session.run(None, {name: x[i:i + 2048]})[0]
-                           for i in range(0, len(x), 2048)])
-
-
 def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int = 10,
           threads: int = 1, out: Path = HERE, lr: float = 3e-3, init: str | None = None,
           log=print) -> dict:
     import torch
-    import torch.nn.functional as F
 
     from models.renderer.assets import split
 
@@ -151,31 +139,21 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
     steps = max(1, epochs * ((len(X) + 255) // 256))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
+
+    def either_end_up(x):  # a card is rectified from either end: half the batch turned 180°
+        flip = torch.rand(len(x), generator=g) < 0.5
+        return torch.where(flip[:, None, None, None], x.flip(2, 3), x)
+
     weights = _cache(seed, n_cards, decks).with_suffix(".pt")
     log(f"  {len(X)} faces ({len(xa)} of {len(decks)} decks, {len(xb)} procedural)")
     for ep in range(epochs):
         model.train()
         t = time.time()
         perm = torch.randperm(len(X), generator=g)
-        tot = 0.0
-        for i in range(0, len(perm), 256):
-            idx = perm[i:i + 256]
-            xb_ = X[idx]
-            flip = torch.rand(len(idx), generator=g) < 0.5  # either end of the card up
-            xb_ = torch.where(flip[:, None, None, None], xb_.flip(2, 3), xb_)
-            r, s_ = model.heads(xb_)
-            loss = F.cross_entropy(r, R[idx], label_smoothing=0.02) + \
-                F.cross_entropy(s_, S[idx], ignore_index=-100, label_smoothing=0.02)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            tot += float(loss.detach()) * len(idx)
-        model.eval()
-        with torch.no_grad():
-            lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
+        loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=either_end_up)
+        lv = logits_of(model, Xva)
         torch.save(model.state_dict(), weights)
-        log(f"  epoch {ep + 1}/{epochs}: loss {tot / len(perm):.4f}, val face accuracy "
+        log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}, val face accuracy "
             f"{float((lv.argmax(1) == yva).mean()):.4f} ({time.time() - t:.0f}s)")
     T = fit_temperature(lv, yva)
     out.mkdir(parents=True, exist_ok=True)

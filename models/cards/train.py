@@ -55,14 +55,20 @@ def build_data(seed: int, n_cards: int, designs: list[str], workers: int,
                log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
     """Generated in fixed chunks of 500 cards, each with its own seed, so the result does not
     depend on the number of workers; cached on disk keyed by DATA_VERSION and the arguments."""
-    cache = _cache_file(seed, n_cards, designs, width)
-    if cache.exists():
-        d = np.load(cache)
-        log(f"  {n_cards} cards of {len(designs)} designs: cached {cache}")
+    return cached_arrays(_cache_file(seed, n_cards, designs, width),
+                         lambda: _generate(seed, n_cards, designs, workers, log, width),
+                         f"{n_cards} cards of {len(designs)} designs", log)
+
+
+def cached_arrays(path: Path, make, what: str, log=print) -> tuple[np.ndarray, np.ndarray]:
+    """Training arrays (x, y) from `path`, or made by `make()` and saved there."""
+    if path.exists():
+        d = np.load(path)
+        log(f"  {what}: cached {path}")
         return d["x"], d["y"]
-    x, y = _generate(seed, n_cards, designs, workers, log, width)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, x=x, y=y)
+    x, y = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=y)
     return x, y
 
 
@@ -182,20 +188,31 @@ def card_level(probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.array(truth), np.array(pred), np.array(conf)
 
 
+def threshold_at_precision(conf: np.ndarray, right: np.ndarray,
+                           target: float = TARGET_PRECISION,
+                           fallback: float | None = None) -> float:
+    """The lowest confidence at which the answers at or above it are at least `target` right,
+    kept within [0.5, 0.999999]; where none is, `fallback` (default: the highest confidence)."""
+    order = np.argsort(-conf)
+    c = conf[order]
+    prec = np.cumsum(right[order]) / np.arange(1, len(c) + 1)
+    good = np.nonzero(prec >= target)[0]
+    if len(good):
+        thr = float(c[good.max()])
+    elif fallback is not None:
+        thr = fallback
+    else:
+        thr = float(c[0]) if len(c) else 1.0
+    return min(max(thr, 0.5), 0.999999)
+
+
 def pick_threshold(probs: np.ndarray, labels: np.ndarray,
                    target: float = TARGET_PRECISION) -> tuple[float, dict]:
     """Lowest card-level confidence threshold at which the answers given at or above it are at
     least `target` right on the validation cards (combined over their corners as the reader
     combines them)."""
     truth, pred, conf = card_level(probs, labels)
-    order = np.argsort(-conf)
-    ok = (pred == truth)[order]
-    c = conf[order]
-    prec = np.cumsum(ok) / np.arange(1, len(ok) + 1)
-    good = np.nonzero(prec >= target)[0]
-    idx = good.max() if len(good) else 0
-    thr = float(c[idx]) if len(c) else 1.0
-    thr = min(max(thr, 0.5), 0.999999)
+    thr = threshold_at_precision(conf, pred == truth, target)
     keep = conf >= thr
     has_card = truth >= 0
     stats = {
@@ -209,6 +226,43 @@ def pick_threshold(probs: np.ndarray, labels: np.ndarray,
     return thr, stats
 
 
+def run_batched(session, x: np.ndarray, batch: int = 2048) -> np.ndarray:
+    """An onnxruntime session's first output over x, a batch at a time."""
+    name = session.get_inputs()[0].name
+    return np.concatenate([session.run(None, {name: x[i:i + batch]})[0]
+                           for i in range(0, len(x), batch)])
+
+
+def fit_epoch(model, opt, sched, X, ranks, suits, order, augment=None,
+              batch: int = 256) -> float:
+    """One pass over the examples in `order` with the rank and suit losses (suit ignored where
+    no suit is shown); `augment(x)` changes each batch first. Returns the mean loss."""
+    import torch.nn.functional as F
+
+    tot = 0.0
+    for i in range(0, len(order), batch):
+        idx = order[i:i + batch]
+        x = X[idx] if augment is None else augment(X[idx])
+        r, s = model.heads(x)
+        loss = F.cross_entropy(r, ranks[idx], label_smoothing=0.02) + \
+            F.cross_entropy(s, suits[idx], ignore_index=-100, label_smoothing=0.02)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        tot += float(loss.detach()) * len(idx)
+    return tot / len(order)
+
+
+def logits_of(model, X, batch: int = 1024) -> np.ndarray:
+    """The model's outputs over X in eval mode, without gradients."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        return torch.cat([model(X[i:i + batch]) for i in range(0, len(X), batch)]).numpy()
+
+
 def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = HERE,
                 log=print) -> dict:
     """Re-pick temperature and threshold for an exported model from the validation designs."""
@@ -217,16 +271,12 @@ def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = 
     meta_path = out / META_FILE.name
     meta = json.loads(meta_path.read_text())
     xva, yva = build_data(seed + 1, n_val, VAL_DESIGNS, workers, log)
+    from scanner.card_reader import softmax
+
     sess = ort.InferenceSession(str(out / MODEL_FILE.name), providers=["CPUExecutionProvider"])
-    name = sess.get_inputs()[0].name
-    x = normalise(xva)
-    lv = np.concatenate([sess.run(None, {name: x[i:i + 2048]})[0]
-                         for i in range(0, len(x), 2048)])
+    lv = run_batched(sess, normalise(xva))
     T = fit_temperature(lv, yva)
-    z = lv / T
-    p = np.exp(z - z.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    thr, stats = pick_threshold(p, yva)
+    thr, stats = pick_threshold(softmax(lv / T), yva)
     meta.update({"temperature": T, "threshold": thr, **stats})
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     log(f"temperature {T:.3f}, threshold {thr:.6f}, {stats}")
@@ -256,7 +306,8 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
     Each epoch sees every index crop and a `none_share` sample of the blank corners, which are
     half the crops and easy."""
     import torch
-    import torch.nn.functional as F
+
+    from scanner.card_reader import softmax
 
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
@@ -288,32 +339,14 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
             :per_epoch - len(index_crops)]]
         chosen = torch.cat([index_crops, blanks])
         perm = chosen[torch.randperm(len(chosen), generator=g)]
-        tot = 0.0
-        for i in range(0, len(perm), 256):
-            idx = perm[i:i + 256]
-            r, s_ = model.heads(Xtr[idx])
-            loss = F.cross_entropy(r, Rtr[idx], label_smoothing=0.02) + \
-                F.cross_entropy(s_, Str[idx], ignore_index=-100, label_smoothing=0.02)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            tot += float(loss.detach()) * len(idx)
-        model.eval()
-        with torch.no_grad():
-            lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
-        acc = float((lv.argmax(1) == yva).mean())
+        loss = fit_epoch(model, opt, sched, Xtr, Rtr, Str, perm)
+        acc = float((logits_of(model, Xva).argmax(1) == yva).mean())
         torch.save(model.state_dict(), weights)  # a run cut short still leaves its weights
-        log(f"  epoch {ep + 1}/{epochs}: loss {tot / len(perm):.4f}, val crop accuracy "
-            f"{acc:.4f} ({time.time() - t:.0f}s)", )
-    model.eval()
-    with torch.no_grad():
-        lv = torch.cat([model(Xva[i:i + 1024]) for i in range(0, len(Xva), 1024)]).numpy()
+        log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}, val crop accuracy "
+            f"{acc:.4f} ({time.time() - t:.0f}s)")
+    lv = logits_of(model, Xva)
     T = fit_temperature(lv, yva)
-    z = lv / T
-    p = np.exp(z - z.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    thr, stats = pick_threshold(p, yva)
+    thr, stats = pick_threshold(softmax(lv / T), yva)
     log(f"temperature {T:.3f}, threshold {thr:.4f}, {stats}")
     out.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), weights)
