@@ -83,7 +83,8 @@ def procedural_meshes(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return meshes(seed)
 
 
-def _lathe(profile: list, segments: int = 28) -> tuple[np.ndarray, np.ndarray]:
+def lathe(profile: list, segments: int = 28) -> tuple[np.ndarray, np.ndarray]:
+    """A surface of revolution: the (radius, height) profile turned about the vertical."""
     verts, faces = [], []
     m = len(profile)
     for k in range(segments):
@@ -99,19 +100,23 @@ def _lathe(profile: list, segments: int = 28) -> tuple[np.ndarray, np.ndarray]:
     return np.array(verts, np.float64), np.array(faces, np.int64)
 
 
-def _prism(poly: list, half: float, base: int) -> tuple[list, list]:
-    verts = [[-half, y, z] for y, z in poly] + [[half, y, z] for y, z in poly]
-    n = len(poly)
+def prism_faces(n: int, base: int) -> list:
+    """Triangles of a prism whose 2 x n vertices (one polygon, then its copy) start at `base`."""
     faces = [[base, base + i, base + i + 1] for i in range(1, n - 1)]
     faces += [[base + n, base + n + i + 1, base + n + i] for i in range(1, n - 1)]
     for i in range(n):
         j = (i + 1) % n
         faces += [[base + i, base + j, base + n + j], [base + i, base + n + j, base + n + i]]
-    return verts, faces
+    return faces
+
+
+def _prism(poly: list, half: float, base: int) -> tuple[list, list]:
+    verts = [[-half, y, z] for y, z in poly] + [[half, y, z] for y, z in poly]
+    return verts, prism_faces(len(poly), base)
 
 
 def _load_lathe(kind: str) -> tuple[np.ndarray, np.ndarray]:
-    v, f = _lathe(_PROFILES[kind])
+    v, f = lathe(_PROFILES[kind])
     if kind != "knight":
         return v, f
     verts, faces = v.tolist(), f.tolist()

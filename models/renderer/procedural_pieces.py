@@ -97,15 +97,6 @@ def _block(poly_yz: list, half: float, rot: float = 0.0, dx: float = 0.0) -> np.
     return v @ np.array([[c, s, 0], [-s, c, 0], [0, 0, 1.0]])
 
 
-def _prism_faces(n: int, base: int) -> list:
-    faces = [[base, base + i, base + i + 1] for i in range(1, n - 1)]
-    faces += [[base + n, base + n + i + 1, base + n + i] for i in range(1, n - 1)]
-    for i in range(n):
-        j = (i + 1) % n
-        faces += [[base + i, base + j, base + n + j], [base + i, base + n + j, base + n + i]]
-    return faces
-
-
 def _convex(points: list) -> list:
     import cv2
 
@@ -216,22 +207,6 @@ def _knight_head(rng, H: float, z: float, neck: float, rb: float) -> list:
     return blocks
 
 
-def _lathe(profile: list, segments: int) -> tuple[list, list]:
-    verts, faces = [], []
-    m = len(profile)
-    for k in range(segments):
-        a = 2 * math.pi * k / segments
-        for r, zz in profile:
-            verts.append([r * math.cos(a), r * math.sin(a), zz])
-    for k in range(segments):
-        k2 = (k + 1) % segments
-        for j in range(m - 1):
-            a, b = k * m + j, k * m + j + 1
-            c, d = k2 * m + j, k2 * m + j + 1
-            faces += [[a, c, b], [b, c, d]]
-    return verts, faces
-
-
 def profiles(seed: int) -> dict[str, tuple[list, list]]:
     """Per kind: (lathe profile [(r, z)...], blocks) of set `seed`, in cm, king 7.5 cm."""
     rng = _rng(seed, "shapes")
@@ -270,14 +245,17 @@ def _is_heldout(kind: str, prof: list) -> bool:
 @lru_cache(maxsize=16)
 def meshes(seed: int, segments: int = 24) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The six meshes (vertices, triangles) of set `seed`, z-up, base at z=0."""
+    from .pieces import lathe, prism_faces  # pieces imports this module lazily too
+
     out = {}
     for kind, (prof, blocks) in profiles(seed).items():
         if _is_heldout(kind, prof):
             raise AssertionError(f"procedural set {seed}: {kind} equals the held-out profile")
-        verts, faces = _lathe(prof, segments)
+        v, f = lathe(prof, segments)
+        verts, faces = v.tolist(), f.tolist()
         for poly, half, rot, dx in blocks:
             base = len(verts)
             verts += _block(poly, half, rot, dx).tolist()
-            faces += _prism_faces(len(poly), base)
+            faces += prism_faces(len(poly), base)
         out[kind] = (np.array(verts, np.float64), np.array(faces, np.int64))
     return out
