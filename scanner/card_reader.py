@@ -148,10 +148,7 @@ class CardReader:
         if len(crops) == 0:
             return np.zeros((0, len(self.classes)), np.float32)
         logits = self.session.run(None, {self.input_name: normalise(crops)})[0]
-        z = logits / self.temperature
-        z = z - z.max(1, keepdims=True)
-        p = np.exp(z)
-        return p / p.sum(1, keepdims=True)
+        return softmax(logits / self.temperature)
 
     def classify_faces(self, cards: np.ndarray) -> np.ndarray:
         """uint8 whole-card thumbnails (N x h x w x 3) -> class probabilities (N x C)."""
@@ -187,14 +184,6 @@ class CardReader:
         top = np.argsort(-post)[:n]
         return [(self.classes[int(i)], round(float(post[i]), 4)) for i in top]
 
-    def _settled(self, p: np.ndarray, face: np.ndarray | None) -> bool:
-        """The nw and se crops (with the whole card) already answer confidently."""
-        if face is not None:
-            _, down, _, conf = fuse(p, face, self.n_cards, self.back)
-            return bool(down or conf >= self.fused_threshold)
-        _, down, _, conf = combine(p[[0, 2]], self.n_cards, self.back)
-        return bool(down or conf >= self.threshold)
-
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
@@ -221,13 +210,16 @@ class CardReader:
         probs[:, [1, 3], self.none] = 1.0
         probs[:, [0, 2]] = self.classify(crops[:, [0, 2]].reshape(-1, *crops.shape[2:])) \
             .reshape(len(quads), 2, -1)
-        again = [i for i in range(len(quads)) if not self._settled(probs[i], faces[i])]
+        decided = [self.decide(p, f) for p, f in zip(probs, faces, strict=True)]
+        # a card neither read nor face down after this diagonal: look at the other one
+        again = [i for i, d in enumerate(decided) if d[0] is None and not d[1]]
         if again:
             probs[again, 1::2] = self.classify(
                 crops[again][:, [1, 3]].reshape(-1, *crops.shape[2:])).reshape(len(again), 2, -1)
+            for i in again:
+                decided[i] = self.decide(probs[i], faces[i])
         out = []
-        for q, p, f in zip(ordered, probs, faces, strict=True):
-            card, down, diag, conf, cands = self.decide(p, f)
+        for q, (card, down, diag, conf, cands) in zip(ordered, decided, strict=True):
             long_axis = (q[3] - q[0]) + (q[2] - q[1])
             portrait = abs(long_axis[1]) >= abs(long_axis[0])
             if diag is not None and not portrait:
