@@ -462,38 +462,16 @@ class GameTracker:
         return {str(a).split()[-1] for a in self.state.legal_actions()
                 if str(a).split()[1] == "place"}
 
-    def _place(self, cell: str, read_kind: str, frame: int) -> bool:
-        """A unit of the side to place stands on `cell`. With the armies known, its kind is
-        one the army still has to place: the kind read if it is one, the only one left, or
-        the likeliest of those left by the classifier's kind probabilities when that is at
-        least ACCEPT sure (flagged); otherwise hold and say what it looks like."""
-        state = self.state
-        side = state.to_move
-        left = list(dict.fromkeys(state.to_place[side]))
-        kind, flags = read_kind, []
-        if self.infer_armies:
-            if kind == UNKNOWN_KIND:
-                self.holding = f"a {side.value} unit stands on {cell}: which is it?"
-                return False
-        elif kind not in left:
-            if len(left) == 1:
-                kind = left[0]
-            else:
-                reading = self._piece_reads.get(cell)
-                probs = dict(getattr(reading, "kinds", []) or [])
-                total = sum(probs.get(k, 0.0) for k in left)
-                ranked = sorted(((k, probs.get(k, 0.0) / total) for k in left),
-                                key=lambda kp: -kp[1]) if total > 0 else []
-                if not ranked or ranked[0][1] < ACCEPT:
-                    guesses = ", ".join(f"{k} {p:.0%}" for k, p in ranked[:3]) or "no reading"
-                    self.holding = (f"which unit did {side.value} place on {cell}? of the army "
-                                    f"still to place it looks like: {guesses}")
-                    return False
-                kind = ranked[0][0]
-            what = "could not be read" if read_kind == UNKNOWN_KIND else f"read as a {read_kind}"
-            flags = [f"{what}; the army still to place makes it a {kind}: check it"]
+    def _place(self, cell: str, kind: str, frame: int) -> bool:
+        """Armies not given: a unit of the side to place stands on `cell`, its kind as read
+        (the first units placed make the army, `_expect_kind`); with the armies known
+        `_place_armies` decides instead."""
+        side = self.state.to_move
+        if kind == UNKNOWN_KIND:
+            self.holding = f"a {side.value} unit stands on {cell}: which is it?"
+            return False
         self._expect_kind(side, kind)
-        self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+        self._event(f"{side.value} place {kind} {cell}", "place", frame)
         self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
         return True
 
