@@ -52,6 +52,7 @@ def bench(args: argparse.Namespace) -> int:
     accuracy figures the issue's bars name, on a held-out design and piece set by default."""
     from calibration.register import BOARD_CORNERS_XY, register_from_corners
     from models.renderer.assets import cache_dir
+    from models.renderer.fixtures import game_scene
     from models.renderer.scene import Scene
     from models.renderer.video import record_video
 
@@ -67,11 +68,7 @@ def bench(args: argparse.Namespace) -> int:
         f"s{args.seed}-{args.scene_seed}-{args.design}-{args.piece_set}-{w}x{h}-r{args.rounds}")
     if not (out / "scene.json").exists():
         print(f"rendering game {args.seed} at {w}x{h} into {out} (once) ...", file=sys.stderr)
-        scene = Scene.random(args.scene_seed, split=split, designs=[args.design],
-                             piece_sets=[args.piece_set], width=w, height=h, whole_board=True)
-        scene.motion, scene.jpeg = 0.0, 100
-        scene.board_fraction = 0.95
-        scene.fit_whole_board()
+        scene = game_scene(args.scene_seed, split, args.design, args.piece_set, w, h)
         record_video(args.seed, out, scene=scene, max_rounds=args.rounds,
                      log=lambda m: print(m, file=sys.stderr))
     meta = json.loads((out / "scene.json").read_text())

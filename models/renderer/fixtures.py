@@ -21,15 +21,23 @@ STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
 
 
+def game_scene(scene_seed: int, split: str, design: str, piece_set: str, width: int,
+               height: int) -> Scene:
+    """The scene a fixture game is filmed in: the whole board as large as the frame allows,
+    no motion blur, no JPEG (the video codec compresses)."""
+    scene = Scene.random(scene_seed, split=split, designs=[design], piece_sets=[piece_set],
+                         width=width, height=height, whole_board=True)
+    scene.motion, scene.jpeg = 0.0, 100
+    scene.board_fraction = 0.95
+    scene.fit_whole_board()
+    return scene
+
+
 def build_fixtures(root: Path = ROOT, log=print, videos: bool = True,
                    stills: bool = True) -> None:
     if videos:
         for name, (seed, scene_seed, split, design, pieces) in VIDEOS.items():
-            scene = Scene.random(scene_seed, split=split, designs=[design], piece_sets=[pieces],
-                                 width=960, height=540, whole_board=True)
-            scene.motion, scene.jpeg = 0.0, 100
-            scene.board_fraction = 0.95  # as large as the frame allows
-            scene.fit_whole_board()
+            scene = game_scene(scene_seed, split, design, pieces, 960, 540)
             meta = record_video(seed, root / "videos" / name, scene=scene,
                                 max_rounds=MAX_ROUNDS, log=log)
             log(f"{name}: {meta['frames']} frames")
