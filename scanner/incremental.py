@@ -30,7 +30,21 @@ CHANGE_LEVELS = 9.0  # mean absolute grey difference (0-255) that means the zone
 REFRESH_PER_FRAME = 2  # zones re-read per settled frame even when unchanged
 
 
+def board_region(profile) -> np.ndarray:
+    """The image polygon of the board and its initiative zones (for occlusion checks)."""
+    pts = [profile.cell_card_quad(c) for c in ("a1", "g1", "g5", "a5")]
+    pts += [profile.initiative_quad(s) for s in ("white", "black")]
+    return cv2.convexHull(np.concatenate(pts).astype(np.float32)).reshape(-1, 2)
+
+
 class IncrementalScanner:
+    @classmethod
+    def for_profile(cls, profile, reader=None, pieces=None) -> IncrementalScanner:
+        """The live loop for a calibrated board: its scanner, with occlusion watched over the
+        board and its initiative zones."""
+        return cls(TableScanner(profile, reader=reader, pieces=pieces),
+                   OcclusionDetector(region=board_region(profile)))
+
     def __init__(self, scanner: TableScanner, occlusion: OcclusionDetector | None = None,
                  change_levels: float = CHANGE_LEVELS, refresh_per_frame: int = REFRESH_PER_FRAME):
         self.scanner = scanner

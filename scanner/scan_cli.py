@@ -102,15 +102,6 @@ def _armies(args) -> dict[Side, list[str]] | None:
             for side, text in zip(Side, args.armies, strict=True)}
 
 
-def board_region(profile) -> np.ndarray:
-    """The image polygon of the board and its initiative zones (for occlusion checks)."""
-    import cv2
-
-    pts = [profile.cell_card_quad(c) for c in ("a1", "g1", "g5", "a5")]
-    pts += [profile.initiative_quad(s) for s in ("white", "black")]
-    return cv2.convexHull(np.concatenate(pts).astype(np.float32)).reshape(-1, 2)
-
-
 def run(args: argparse.Namespace) -> int:
     if args.source == "bench":
         return bench(args)
@@ -138,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
         from .card_finder import find_cards
         from .card_reader import reader_in
-        from .incremental import IncrementalScanner
+        from .incremental import IncrementalScanner, board_region
         from .pipeline import TableScanner
     except ImportError as exc:  # pragma: no cover - a broken install
         return _fail(f"the scanner is not available: {exc}")
@@ -170,11 +161,10 @@ def run(args: argparse.Namespace) -> int:
 
     def frame_reader(profile):
         """The per-frame loop's scanner and occlusion detector for a registered board."""
-        scanner = TableScanner(profile, reader=reader, pieces=pieces)
-        occlusion = OcclusionDetector(region=board_region(profile))
         if args.every_zone:
-            return scanner, occlusion
-        return IncrementalScanner(scanner, occlusion), None
+            return (TableScanner(profile, reader=reader, pieces=pieces),
+                    OcclusionDetector(region=board_region(profile)))
+        return IncrementalScanner.for_profile(profile, reader, pieces), None
 
     scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
     latencies: list[float] = []

@@ -50,14 +50,11 @@ def test_whole_chain_reads_the_held_out_set_up_and_invents_nothing():
     from engines.royal_battles import Side
     from scanner.incremental import IncrementalScanner
     from scanner.piece_classifier import PieceClassifier
-    from scanner.pipeline import TableScanner
-    from scanner.scan_cli import board_region
 
     video = next(v for v in VIDEOS if "heldout" in v.parent.name)
     rows = list(read_truth(video.parent / "truth.jsonl.gz"))
     profile = Profile.load(video.parent / "profile.json")
-    scanner = IncrementalScanner(TableScanner(profile, pieces=PieceClassifier()),
-                                 OcclusionDetector(region=board_region(profile)))
+    scanner = IncrementalScanner.for_profile(profile, pieces=PieceClassifier())
     armies = {Side(k): v for k, v in rows[0]["position"]["armies"].items()}
     tracker = GameTracker(armies)
     capture = cv2.VideoCapture(str(video))

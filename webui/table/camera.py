@@ -89,18 +89,14 @@ def load_profile(path: str | Path) -> BoardGrid:
 
 def profile_scanner(path: str | Path) -> Callable[[np.ndarray], TableReading] | None:
     """The scanner for this profile, once the scanner and calibration packages are installed
-    (`scanner.pipeline.TableScanner`); None until then, and the page is entered by hand."""
+    (`scanner.incremental.IncrementalScanner`); None until then, and the page is entered by hand."""
     try:
         from calibration.profile import Profile
         from scanner.incremental import IncrementalScanner
-        from scanner.pipeline import TableScanner
-        from scanner.scan_cli import board_region
     except ImportError:
         return None
-    profile = Profile.load(path)
     # only zones whose picture changed are read, none while hands are over the board
-    return IncrementalScanner(TableScanner(profile),
-                              OcclusionDetector(region=board_region(profile))).scan
+    return IncrementalScanner.for_profile(Profile.load(path)).scan
 
 
 class LiveCamera:
