@@ -184,10 +184,13 @@ class CardReader:
         top = np.argsort(-post)[:n]
         return [(self.classes[int(i)], round(float(post[i]), 4)) for i in top]
 
-    def read_quads(self, image: np.ndarray, quads: list[np.ndarray]) -> list[CardReading]:
+    def read_quads(self, image: np.ndarray, quads: list[np.ndarray],
+                   face_below_px: float | None = None) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
-        nearer vertical)."""
+        nearer vertical). `face_below_px` overrides the width under which the whole-card model
+        joins in: the board scanner shows it every card, since a card on the grid lies whole
+        and apart (unlike the overlapping cards of a photo, for which the default is set)."""
         if not quads:
             return []
         if image.ndim == 2:
@@ -198,7 +201,8 @@ class CardReader:
         crops = np.stack([corner_crops(c, self.crop) for c in cards])
         faces: list[np.ndarray | None] = [None] * len(quads)
         if self.face_session is not None:
-            small = [i for i, q in enumerate(ordered) if _width_px(q) < self.face_below_px]
+            limit = self.face_below_px if face_below_px is None else face_below_px
+            small = [i for i, q in enumerate(ordered) if _width_px(q) < limit]
             if small:
                 thumbs = np.stack([cv2.resize(cards[i], self.face_size,
                                               interpolation=cv2.INTER_AREA) for i in small])
