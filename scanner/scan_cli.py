@@ -221,12 +221,19 @@ def run(args: argparse.Namespace) -> int:
                                               else "board never found"),
         "events": [e.to_json() for e in tracker.events],
         "holding": tracker.holding,
+        "open_questions": tracker.open_questions(),
         "position": to_json(tracker.state),
     }
     if truth_rows:
-        result["comparison"] = summary([e.text for e in tracker.events], truth_events(truth_rows),
-                                       settled, settled_right, latencies, tracked_right,
-                                       cpu_times)
+        # an open question's event is the likeliest reading, not a claim: it is counted apart
+        want = truth_events(truth_rows)
+        asserted = [e.text for e in tracker.events if e.question is None]
+        asked = [e.text for e in tracker.events if e.question is not None]
+        result["comparison"] = summary(asserted, want, settled, settled_right, latencies,
+                                       tracked_right, cpu_times)
+        result["comparison"]["open_question_events"] = len(asked)
+        result["comparison"]["open_question_events_likeliest_right"] = sum(
+            a in want for a in asked)
     elif latencies:
         result["comparison"] = None
         result["latency_ms_p50"] = summary([], [], 0, 0, latencies)["latency_ms_p50"]
@@ -240,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{frame_no} frames from {args.source} ({source_state}); {result['registration']}")
     for e in tracker.events:
         flags = f"   [{'; '.join(e.flags)}]" if e.flags else ""
-        print(f"frame {e.frame:>5}  {e.text}{flags}")
+        asked = f"   [open: {e.question}]" if e.question else ""
+        print(f"frame {e.frame:>5} {'?' if e.question else ' '} {e.text}{flags}{asked}")
     if tracker.holding:
         print(f"waiting for a player: {tracker.holding}")
     print("final position:", json.dumps(result["position"]))
@@ -250,5 +258,7 @@ def run(args: argparse.Namespace) -> int:
               f"{c['spurious_events']}, settled frames fully right {c['settled_frames_right']}/"
               f"{c['settled_frames']} (tracked game right {c['settled_frames_tracked_right']}), "
               f"latency p50 {c['latency_ms_p50']} ms, p95 {c['latency_ms_p95']} ms (CPU "
-              f"{c['cpu_ms_p50']} / {c['cpu_ms_p95']} ms)")
+              f"{c['cpu_ms_p50']} / {c['cpu_ms_p95']} ms); open questions: "
+              f"{c['open_question_events']} events, likeliest right "
+              f"{c['open_question_events_likeliest_right']}")
     return 0

@@ -6,6 +6,12 @@ Two ideas carry it (norfair's hysteresis and LiveChess2FEN's use of the previous
 - a settled change is interpreted against the engine: only a legal reading of what the camera saw
   becomes an event; what is still unclear is held for a player to confirm, with the reason.
 
+A card or a placement the rules leave standing but the camera can't settle to ACCEPT does not stop
+the game: the likeliest reading stands in the engine as an *open question* (its events are marked,
+never counted as seen), and later looks settle it: a card read again once the unit on it has left,
+a unit's kind seen again from every cell it moves to. A settled answer that differs from the one
+standing is written back into the journal and the engine is rebuilt from it.
+
 Attacks are invisible: the tracker leaves them to the players (`resolve_attack`), and where a
 unit vanishes from the table without enough recorded damage it says so.
 """
@@ -28,6 +34,9 @@ UNREAD = "?"  # a card lies there, but the camera could not say which on its own
 UNKNOWN_KIND = "?"  # "white-?": a white unit whose kind the camera could not say
 ACCEPT = 0.9  # a card the rules leave standing is taken when this sure (and flagged)
 CONSISTENT = 0.05  # an unsure read still supports the believed card at this probability
+LEAN = 0.5  # an unsure read this sure of a card that can't be the believed one is news
+GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open question
+SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
 
 
 class CardEvidence:
@@ -77,9 +86,88 @@ class TableEvent:
     text: str  # engine notation ("white move c1-c2 3H") or "black knight removed d4"
     kind: str  # setup | place | initiative | move | removed
     flags: list[str] = field(default_factory=list)  # what a player should look at
+    question: str | None = None  # while open: what is not yet sure (the text is the likeliest)
 
     def to_json(self) -> dict:
-        return {"frame": self.frame, "event": self.text, "kind": self.kind, "flags": self.flags}
+        out = {"frame": self.frame, "event": self.text, "kind": self.kind, "flags": self.flags}
+        if self.question:
+            out["question"] = self.question
+        return out
+
+
+@dataclass
+class _Snapshot:
+    """The tracker's engine just before an open question's first action: a settled answer
+    replays the journal from here."""
+
+    state: GameState
+    entry: int  # journal length at that point
+    origin: dict[str, str]
+    arrived: dict[str, int]
+
+
+@dataclass
+class _CardQuestion:
+    """Which card lies at `key` (a cell's top card or an initiative pile)."""
+
+    key: str
+    place: str
+    event: TableEvent
+    entry: int  # the journal entry of the action that laid it
+    snapshot: _Snapshot
+    answers: list[str]  # every card the rules allowed there
+    evidence: CardEvidence
+    chosen: str  # the card standing in the engine now
+
+    def ranked(self) -> list[tuple[str, float]]:
+        allowed = set(self.answers)
+        return self.evidence.ranked(lambda c: c in allowed)
+
+    def describe(self) -> str:
+        others = ", ".join(f"{c} {p:.0%}" for c, p in self.ranked()[:3])
+        return f"which card lies on {self.place}? going on with {self.chosen}; it looks like: " \
+               f"{others}"
+
+
+@dataclass
+class _PlacementQuestion:
+    """Which of a side's units stands where: the army's kinds over the cells they were placed
+    on (`origins`). Each stay of a unit on a cell is one view of it; the kind a stay shows is
+    the mean of its fresh reads (reads of one still view are not independent)."""
+
+    side: Side
+    origins: list[str]
+    options: list[tuple[str, ...]]  # kinds per origin, each a permutation of the army left
+    events: list[TableEvent]
+    entries: list[int]
+    snapshot: _Snapshot
+    views: dict[tuple[str, str, int], list] = field(default_factory=dict)
+    chosen: tuple[str, ...] = ()
+
+    def add_view(self, origin: str, cell: str, arrived: int, kinds: dict[str, float]) -> None:
+        view = self.views.setdefault((origin, cell, arrived), [{}, 0])
+        for k, p in kinds.items():
+            view[0][k] = view[0].get(k, 0.0) + p
+        view[1] += 1
+
+    def ranked(self) -> list[tuple[tuple[str, ...], float]]:
+        scores = []
+        for option in self.options:
+            kind_of = dict(zip(self.origins, option, strict=True))
+            scores.append(sum(math.log(max(sums.get(kind_of[o], 0.0) / n, 1e-3))
+                              for (o, _c, _a), (sums, n) in self.views.items()))
+        top = max(scores)
+        weights = [math.exp(x - top) for x in scores]
+        total = sum(weights)
+        return sorted(((o, w / total) for o, w in zip(self.options, weights, strict=True)),
+                      key=lambda ow: -ow[1])
+
+    def describe(self) -> str:
+        best, p = self.ranked()[0]
+        now = ", ".join(f"{k} {c}" for c, k in zip(self.origins, self.chosen, strict=True))
+        likeliest = ", ".join(f"{k} {c}" for c, k in zip(self.origins, best, strict=True))
+        return f"which of {self.side.value}'s units stands where? going on with {now}; " \
+               f"likeliest now: {likeliest} ({p:.0%})"
 
 
 @dataclass
@@ -137,10 +225,26 @@ def _card_value(card, believed: object) -> object:
         return card.card
     if not card.candidates or card.face_down:
         return _UNSURE
+    top, p_top = card.candidates[0]
     if isinstance(believed, str) and any(code == believed and p >= CONSISTENT
-                                         for code, p in card.candidates):
+                                         for code, p in card.candidates) \
+            and (p_top < LEAN or _may_be_same(top, believed)):
         return believed
     return UNREAD
+
+
+def _colour(code: str) -> str | None:
+    return None if code == "JK" else ("red" if code[-1] in "HD" else "black")
+
+
+def _may_be_same(read: str, believed: str) -> bool:
+    """Could a read whose best guess is `read` be of the card `believed`? A card laid over
+    another must differ in colour from it, so a read leaning to the other colour may be a new
+    card, never just a blurred look at the old one; a joker may cover anything and be covered
+    by anything, so a joker on either side is never taken for the other card."""
+    if (read == "JK") != (believed == "JK"):
+        return False
+    return _colour(read) == _colour(believed)
 
 
 def reading_values(reading: TableReading, believed: dict[str, object] | None = None,
@@ -187,6 +291,14 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
     return out
 
 
+def _about(read, q: _CardQuestion) -> bool:
+    """Does a card reading speak of the card in question (rather than of a new one on it)?"""
+    if read is None or read.face_down:
+        return False
+    best = read.card or (read.candidates[0][0] if read.candidates else None)
+    return best in q.answers and _may_be_same(best, q.chosen)
+
+
 def _card_readings(reading: TableReading) -> dict[str, object]:
     """The CardReading behind every card key of a frame (for the evidence)."""
     out: dict[str, object] = {}
@@ -226,6 +338,12 @@ class GameTracker:
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._dirty = False
+        # readings the game went on with before they were sure (module doc)
+        self.questions: list[_CardQuestion | _PlacementQuestion] = []
+        self._pending_question: tuple | None = None  # a card question waiting for its event
+        self._origin: dict[str, str] = {}  # cell -> the cell its unit was placed on
+        self._arrived: dict[str, int] = {}  # cell -> journal length when its unit came
+        self._removals: list[tuple[TableEvent, Side, str | None]] = []  # and the unit's origin
         self.armies = {side: list(p.army) for side, p in self.state.players.items()}
         # everything done to the engine, in order: actions in text notation, and corrections
         # ("correct remove d4"); `replay_journal` rebuilds the game from it
@@ -243,6 +361,22 @@ class GameTracker:
         self.settled_frames += 1
         believed = self.believed()
         values = reading_values(reading, believed, self._sides_only)
+        cards_now = _card_readings(reading)
+        live = [q for q in self.questions
+                if isinstance(q, _CardQuestion) and self._engine_card(q.key) == q.chosen]
+        for q in live:  # a read of the card in question is evidence, not a new card
+            read = cards_now.get(q.key)
+            if _about(read, q):
+                values[q.key] = q.chosen
+                # a later look counts once nothing stands on the card (a piece on it spoils
+                # the read the same way each time: that evidence is in already)
+                clear = q.key.startswith("init.") or (
+                    values.get(q.key[:-5] + ".unit") is None
+                    and parse_cell(q.key[:-5]) not in self.state.units)
+                if clear and self._last_read.get(q.key) is not read:
+                    q.evidence.add(read.candidates or [(read.card, read.confidence)])
+        fresh_pieces = {name for name, cell in reading.cells.items()
+                        if cell.piece is not None and self._piece_reads.get(name) is not cell.piece}
         for key, value in values.items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
@@ -255,7 +389,11 @@ class GameTracker:
                 self._piece_reads[name] = cell.piece
                 if cell.piece.piece not in (None, "empty"):
                     self._kinds_seen[name] = cell.piece.piece
-        for key, card in _card_readings(reading).items():
+        if self.questions:
+            self._placement_views(reading, fresh_pieces)
+            if self._settle_questions():
+                self._dirty = True
+        for key, card in cards_now.items():
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
@@ -279,7 +417,11 @@ class GameTracker:
     # ----------------------------------------------------------------- players' input
 
     def confirm(self, action_text: str, frame: int | None = None) -> TableEvent:
-        """A player settles what the tracker held (or corrects it): apply their action."""
+        """A player settles what the tracker held (or corrects it): apply their action, or, where
+        it answers an open question, settle the question with it."""
+        answered = self._answer(action_text)
+        if answered is not None:
+            return answered
         action = parse_action(action_text)
         self._make_room_for(action.side, action.verb)
         self._apply(action)
@@ -374,8 +516,11 @@ class GameTracker:
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
+        # a movement card always carries the unit that moved onto it: a card seen where no unit
+        # stands was not laid this turn (a misread, or a card knocked aside) and ends no turn
         laid = [k[:-5] for k, (_old, new) in diff.items()
-                if k.endswith(".card") and new is not None]
+                if k.endswith(".card") and new is not None
+                and isinstance(seen.get(k[:-5] + ".unit"), str)]
         # a unit taken off belongs after the attacker's move and before its owner's next one
         if self._removal(diff, seen, frame, before_moves=not laid):
             return True
@@ -390,6 +535,11 @@ class GameTracker:
             self.holding = f"waiting for {side} to place a unit"
             return False
         if any(k.startswith("init.") for k in diff) and not laid:
+            arrived = self._arrivals(diff, seen)
+            if arrived:  # a move seen before its card was: it belongs to the round ending
+                self.holding = f"a unit moved to {', '.join(arrived)}: waiting to read the " \
+                               "movement card under it"
+                return False
             # a new round's initiative cards: finish the turn in progress first
             return self._finish_turn()
         if not laid:
@@ -403,6 +553,22 @@ class GameTracker:
                 else self._advance_to_movement()
         return self._movement(laid, diff, seen, frame)
 
+    def _arrivals(self, diff: dict, seen: dict) -> list[str]:
+        """Cells a unit has visibly moved to: it stands where the engine has none, and a unit
+        of its side the engine has next door is gone from there."""
+        out = []
+        for key, (old, new) in diff.items():
+            if not (key.endswith(".unit") and old is None and isinstance(new, str)):
+                continue
+            side = new.split("-")[0]
+            for c in NEIGHBOURS[parse_cell(key[:-5])]:
+                unit = self.state.units.get(c)
+                if unit is not None and unit.side.value == side and \
+                        not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side):
+                    out.append(key[:-5])
+                    break
+        return sorted(out)
+
     def _place_armies(self, seen: dict, frame: int) -> bool:
         """With the armies known, the units placed are decided together: once every unit a
         side still has to place stands on its free set-up cards, the assignment of its kinds
@@ -414,6 +580,9 @@ class GameTracker:
 
         state = self.state
         plans: dict[Side, dict[str, str]] = {}
+        opened: dict[Side, _PlacementQuestion] = {}
+        seen_at_setup: dict[Side, dict[str, dict[str, float]]] = {}
+        snap = self._snapshot()
         for side in Side:
             need = list(state.to_place[side])
             if not need:
@@ -439,12 +608,12 @@ class GameTracker:
             weights = [math.exp(x - top) for x in scores]
             best = int(max(range(len(options)), key=lambda i: scores[i]))
             p = weights[best] / sum(weights)
-            if p < ACCEPT:
-                guess = ", ".join(f"{k} {c}" for c, k in zip(cells, options[best], strict=True))
-                self.holding = (f"which of {side.value}'s units stands where? likeliest: "
-                                f"{guess} ({p:.0%})")
-                return False
             plans[side] = dict(zip(cells, options[best], strict=True))
+            if p < ACCEPT:  # the likeliest stands in; the units' later views settle it
+                keep = [o for o, w in zip(options, weights, strict=True) if w / sum(weights) > 1e-3]
+                opened[side] = _PlacementQuestion(side, cells, keep, [], [], snap,
+                                                  chosen=options[best])
+                seen_at_setup[side] = table
         while state.phase is Phase.PLACE:
             side = state.to_move
             cell = next(iter(plans[side]))
@@ -455,6 +624,15 @@ class GameTracker:
                 f"army makes it a {kind}: check it"]
             self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
             self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
+            if side in opened:
+                opened[side].events.append(self.events[-1])
+                opened[side].entries.append(len(self.journal) - 1)
+        for side, q in opened.items():
+            for c in q.origins:  # the set-up view is the first look at each unit
+                q.add_view(c, c, self._arrived.get(c, -1), seen_at_setup[side][c])
+            for e in q.events:
+                e.question = q.describe()
+            self.questions.append(q)
         return True
 
     def _placeable(self) -> set[str]:
@@ -520,9 +698,10 @@ class GameTracker:
             try:
                 self._apply(parse_action(text))
             except RulesError as exc:
+                self._pending_question = None
                 reasons.append(str(exc))
                 continue
-            self.events.append(TableEvent(frame, text, "move", flags))
+            self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
         self.holding = "; ".join(reasons)
@@ -556,9 +735,11 @@ class GameTracker:
             flags = [] if life <= 0 else [
                 f"removed with {unit.injury} injury recorded of {unit.injury + life} life: "
                 "enter the attack that took it off"]
+            origin = self._origin.get(cell)
             self._remove_unit(cell)
-            self.events.append(TableEvent(frame, f"{who} removed {cell}",
-                                          "removed", flags))
+            event = TableEvent(frame, f"{who} removed {cell}", "removed", flags)
+            self.events.append(event)
+            self._removals.append((event, unit.side, origin))
             return True
         return False
 
@@ -566,8 +747,20 @@ class GameTracker:
 
     def _event(self, text: str, kind: str, frame: int, flags: list[str] | None = None) -> bool:
         self._apply(parse_action(text))
-        self.events.append(TableEvent(frame, text, kind, list(flags or [])))
+        self._record(TableEvent(frame, text, kind, list(flags or [])))
         return True
+
+    def _record(self, event: TableEvent) -> None:
+        """Log an event whose action was just applied; a card it took on trust opens its
+        question."""
+        self.events.append(event)
+        if self._pending_question is not None:
+            key, place, answers, evidence, snap = self._pending_question
+            self._pending_question = None
+            q = _CardQuestion(key, place, event, len(self.journal) - 1, snap, answers, evidence,
+                              event.text.split()[-1])
+            event.question = q.describe()
+            self.questions.append(q)
 
     def _legal(self, text: str) -> bool:
         """Would the engine accept this action now?"""
@@ -587,6 +780,18 @@ class GameTracker:
             self.beliefs[key].value = code  # later unsure reads that still back it agree
             self._held_card = None
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
+        if ranked and ranked[0][1] >= GO_ON:
+            # the likeliest stands in as an open question; later looks settle it
+            from engines.royal_battles.cards import CARDS
+
+            code = ranked[0][0]
+            self.beliefs[key].value = code
+            self._held_card = None
+            ev = CardEvidence()
+            ev.floor, ev.delta, ev.reads = evidence.floor, dict(evidence.delta), evidence.reads
+            self._pending_question = (key, place, [c for c in CARDS if allowed(c)], ev,
+                                      self._snapshot())
+            return code, []
         self._held_card = key
         self._held_keys = set(self._diff())
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in ranked[:3]) or "no usable reading"
@@ -596,6 +801,15 @@ class GameTracker:
     def _apply(self, action) -> None:
         self.state.apply(action)
         self.journal.append(str(action))
+        words = str(action).split()
+        if words[1] == "place":  # where each unit came from: its identity while kinds are open
+            self._origin[words[3]] = words[3]
+            self._arrived[words[3]] = len(self.journal)
+        elif words[1] == "move":
+            frm, to = words[2].split("-")
+            if frm != to:
+                self._origin[to] = self._origin.pop(frm, frm)
+                self._arrived[to] = len(self.journal)
 
     def _expect_kind(self, side: Side, kind: str) -> None:
         """Armies not given: the first units placed fill the army, one of each seen."""
@@ -640,6 +854,7 @@ class GameTracker:
 
     def _remove_unit(self, cell: str) -> None:
         """Take a unit off the engine's board (a correction: its attack was not entered)."""
+        self._origin.pop(cell, None)
         data = to_json(self.state)
         data["board"][cell].pop("unit")
         actions, history = self.state.actions, self.state.history
@@ -647,6 +862,165 @@ class GameTracker:
         restored.actions, restored.history = actions, history  # from_json ends a wiped-out side
         self.state = restored
         self.journal.append(f"correct remove {cell}")
+
+    # ----------------------------------------------------------------- open questions
+
+    def open_questions(self) -> list[str]:
+        """What the game went on with unsure, as questions for the players."""
+        return [q.describe() for q in self.questions]
+
+    def _engine_card(self, key: str) -> str | None:
+        place = key.split(".")[0] if not key.startswith("init.") else key
+        if key.startswith("init."):
+            card = self.state.initiative[Side(key.split(".")[1])]
+            return card.code if card else None
+        top = self.state.top(parse_cell(place))
+        return top.card.code if top else None
+
+    def _snapshot(self) -> _Snapshot:
+        state = self.state.copy()
+        state.actions, state.history = list(self.state.actions), list(self.state.history)
+        return _Snapshot(state, len(self.journal), dict(self._origin), dict(self._arrived))
+
+    def _placement_views(self, reading: TableReading, fresh: set[str]) -> None:
+        """Fresh reads of units whose kinds are in question: one more look at each."""
+        for q in self.questions:
+            if not isinstance(q, _PlacementQuestion):
+                continue
+            for name in fresh:
+                unit = self.state.units.get(parse_cell(name))
+                origin = self._origin.get(name)
+                piece = reading.cells[name].piece
+                if unit is None or unit.side is not q.side or origin not in q.origins \
+                        or getattr(piece, "seen_side", None) not in (None, q.side.value):
+                    continue
+                kinds = dict(piece.kinds or [])
+                if not kinds and piece.piece and piece.piece.startswith(q.side.value + "-"):
+                    kinds = {piece.piece.split("-")[1]: piece.confidence}
+                if kinds:
+                    q.add_view(origin, name, self._arrived.get(name, -1), kinds)
+
+    def _settle_questions(self) -> bool:
+        """Settle every open question whose answer is now at least ACCEPT sure."""
+        changed = False
+        for q in list(self.questions):
+            ranked = q.ranked()
+            if not ranked:
+                continue
+            best, p = ranked[0]
+            if p < (ACCEPT if best == q.chosen else SWITCH):
+                for e in ([q.event] if isinstance(q, _CardQuestion) else q.events):
+                    e.question = q.describe()
+                continue
+            changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
+        return changed
+
+    def _settle(self, q, answer, why: str) -> bool:
+        """Close question `q` with `answer`, rewriting the journal where it differs from the
+        answer the game went on with. False where the rules refuse it (that answer is dropped)."""
+        if answer != q.chosen:
+            if isinstance(q, _CardQuestion):
+                old = self.journal[q.entry].split()
+                changes = {q.entry: " ".join(old[:-1] + [answer])}
+            else:
+                kind_of = dict(zip(q.origins, answer, strict=True))
+                changes = {}
+                for i in q.entries:
+                    w = self.journal[i].split()  # "white place pawn a1"
+                    changes[i] = " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
+            if not self._rewrite(q.snapshot, changes):
+                if isinstance(q, _CardQuestion):
+                    q.answers = [c for c in q.answers if c != answer]
+                else:
+                    q.options = [o for o in q.options if o != answer]
+                return False
+            if isinstance(q, _CardQuestion):
+                old_code = q.chosen
+                q.event.text = " ".join(q.event.text.split()[:-1] + [answer])
+                if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
+                    self.beliefs[q.key].value = answer
+            else:
+                for e in q.events:
+                    w = e.text.split()
+                    e.text = " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
+                for e, side, origin in self._removals:
+                    if side is q.side and origin in kind_of:
+                        w = e.text.split()  # "white pawn removed d4"
+                        e.text = " ".join([w[0], kind_of[origin]] + w[2:])
+            why = f"{why} (the game went on with {q.chosen})"
+        q.chosen = answer
+        for e in ([q.event] if isinstance(q, _CardQuestion) else q.events):
+            e.question = None
+            e.flags.append(why)
+        self.questions.remove(q)
+        return True
+
+    def _rewrite(self, snap: _Snapshot, changes: dict[int, str]) -> bool:
+        """Replay the journal from `snap` with some entries changed; False (and nothing
+        changed) where the rules refuse the result."""
+        saved = (self.state, self.journal, self._origin, self._arrived,
+                 [(q, q.snapshot) for q in self.questions])
+        old = self.journal
+        self.state = snap.state.copy()
+        self.state.actions = list(snap.state.actions)
+        self.state.history = list(snap.state.history)
+        self.journal = old[:snap.entry]
+        self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
+        later = [q for q in self.questions if q.snapshot.entry > snap.entry]
+        try:
+            for i in range(snap.entry, len(old)):
+                for q in later:  # later questions replay from the rewritten past
+                    if q.snapshot.entry == i:
+                        q.snapshot = self._snapshot()
+                self._replay(changes.get(i, old[i]))
+        except RulesError:
+            self.state, self.journal, self._origin, self._arrived, snaps = saved
+            for q, sn in snaps:
+                q.snapshot = sn
+            return False
+        return True
+
+    def _replay(self, entry: str) -> None:
+        """Apply one journal entry: an action, or a correction."""
+        if entry.startswith("correct remove "):
+            self._remove_unit(entry.split()[-1])
+        elif entry.startswith("correct army "):
+            _, _, side_name, kinds = entry.split()
+            side = Side(side_name)
+            army = kinds.split(",")
+            left = list(army)
+            for u in self.state.units.values():
+                if u.side is side and u.kind in left:
+                    left.remove(u.kind)
+            self.state.players[side].army = tuple(army)
+            self.state.to_place[side] = left if self.state.to_place[side] else []
+            self.armies[side] = army
+            self.journal.append(entry)
+        else:
+            self._apply(parse_action(entry))
+
+    def _answer(self, action_text: str) -> TableEvent | None:
+        """A player's action that answers an open question: settle it (None: it answers none)."""
+        words = action_text.split()
+        for q in list(self.questions):
+            if isinstance(q, _CardQuestion) and q.event.text.split()[:-1] == words[:-1]:
+                if not self._settle(q, words[-1], "confirmed by a player"):
+                    raise RulesError(f"the rules refuse {action_text} there")
+                return q.event
+            if isinstance(q, _PlacementQuestion) and len(words) == 4 and \
+                    words[:2] == [q.side.value, "place"] and words[3] in q.origins:
+                i = q.origins.index(words[3])
+                fits = [o for o in q.options if o[i] == words[2]]
+                if not fits:
+                    raise RulesError(f"{q.side.value}'s army has no {words[2]} left for "
+                                     f"{words[3]}")
+                q.options = fits
+                event = q.events[q.entries.index(next(
+                    e for e in q.entries if self.journal[e].split()[3] == words[3]))]
+                if len(fits) == 1:
+                    self._settle(q, fits[0], "confirmed by a player")
+                return event
+        return None
 
     # ----------------------------------------------------------------- the event log
 
@@ -666,10 +1040,6 @@ def replay_journal(log: dict) -> GameState:
     armies = {Side(k): v for k, v in log["armies"].items()}
     tracker = GameTracker(armies, state=GameState.new(armies, Options(**log.get("options", {}))))
     for entry in log["journal"]:
-        if entry.startswith("correct remove "):
-            tracker._remove_unit(entry.split()[-1])
-        elif entry.startswith("correct army "):
-            continue  # the log's armies are the final ones
-        else:
-            tracker._apply(parse_action(entry))
+        if not entry.startswith("correct army "):  # the log's armies are the final ones
+            tracker._replay(entry)
     return tracker.state

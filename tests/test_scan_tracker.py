@@ -3,8 +3,9 @@
 import pytest
 
 from engines.royal_battles import Side
+from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
-from scanner.tracker import GameTracker
+from scanner.tracker import GameTracker, replay_journal
 from tests.tracker_sim import frames_of, reading_of, truth_events
 
 
@@ -87,9 +88,6 @@ def test_removed_unit_without_recorded_damage_is_flagged():
 def test_event_log_saves_and_replays_into_the_engine():
     import json
 
-    from engines.royal_battles.position import to_json
-    from scanner.tracker import replay_journal
-
     _steps, tracker = _run(2)
     log = json.loads(json.dumps(tracker.log_json()))
     assert log["events"] and log["journal"]
@@ -120,9 +118,10 @@ def _first_move(steps):
     raise AssertionError("no move")
 
 
-def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False):
+def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False, blurred_reads=None):
     """A game read perfectly, except the first movement card: from the frame it is laid on,
-    every read is unsure between it and a twin (fresh readings, as a camera gives)."""
+    every read (or the first `blurred_reads`) is unsure between it and a twin (fresh
+    readings, as a camera gives)."""
     from scanner.detections import CardReading
 
     steps = record_game(seed)
@@ -131,9 +130,12 @@ def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False):
     third = ("2" if code[:-1] != "2" else "3") + code[-1]
     armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
     tracker = GameTracker(armies)
+    blurred = 0
     for frame in frames_of(steps[:i + 1] if upto_move else steps, _empty(steps), seed=seed):
         c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
+        if c is not None and c.card is not None and c.card.card == code and not frame.occluded \
+                and (blurred_reads is None or blurred < blurred_reads):
+            blurred += 1
             c.card = CardReading(card=None, confidence=0.4, candidates=[
                 (code, p_true), (twin, p_twin), (third, 0.02)])
         tracker.update(frame)
@@ -148,26 +150,53 @@ def test_the_colour_rule_picks_between_two_readings(seed):
     assert code in move.text and any("read as" in f for f in move.flags)
 
 
+def _seen(tracker):
+    """The events a tracker asserts: open questions are not claims."""
+    return [e.text for e in tracker.events if e.question is None]
+
+
 @pytest.mark.parametrize("seed", [2, 3])  # games where the twin is still in the deck
-def test_a_reading_the_rules_cannot_settle_is_held_with_the_guesses(seed):
-    steps, tracker, code, twin = _blurred_run(seed, TWIN_SAME_COLOUR, upto_move=True)
-    got = [e.text for e in tracker.events]
-    want = truth_events(steps[:len(steps)])
-    assert got == want[:len(got)]  # waits, invents nothing
-    assert not any(e.kind == "move" for e in tracker.events)
-    assert "which card lies on" in tracker.holding
-    assert code in tracker.holding and twin in tracker.holding
-    _i, _cell, _code = _first_move(steps)
-    tracker.confirm(steps[_i][0])  # a player says which: the game goes on
-    assert tracker.events[-1].text == steps[_i][0] and tracker.holding is None
+def test_a_reading_the_rules_cannot_settle_is_an_open_question(seed):
+    steps, tracker, code, twin = _blurred_run(seed, TWIN_SAME_COLOUR, p_true=0.55,
+                                              p_twin=0.42, upto_move=True)
+    i, _cell, _code = _first_move(steps)
+    want = truth_events(steps[:i + 1])
+    move = next(e for e in tracker.events if e.kind == "move")
+    assert _seen(tracker) == want[:-1]  # everything else asserted, nothing invented
+    assert move.question and code in move.question and twin in move.question
+    assert len(tracker.open_questions()) == 1 and tracker.holding is None
+    tracker.confirm(steps[i][0])  # a player says which: the question closes, right
+    assert move.question is None and move.text == steps[i][0]
+    assert _seen(tracker) == want and not tracker.open_questions()
 
 
-def test_while_a_card_is_held_later_changes_are_not_guessed_at():
-    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR)  # the whole game goes on
+def test_a_card_too_unsure_to_go_on_with_is_held_with_the_guesses():
+    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR)  # 48 % / 48 %: no lead
     got = [e.text for e in tracker.events]
     assert got == truth_events(steps)[:len(got)]  # nothing invented after the held card
     assert not any(e.kind == "move" for e in tracker.events)
-    assert code in tracker.holding
+    assert "which card lies on" in tracker.holding and code in tracker.holding
+
+
+def test_while_a_card_is_in_question_the_game_goes_on():
+    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR, p_true=0.55, p_twin=0.42)
+    want = truth_events(steps)  # the whole game went on
+    i, _cell, _code = _first_move(steps)
+    asked = [e for e in tracker.events if e.question]
+    assert len(asked) == 1 and code in asked[0].question
+    assert _seen(tracker) == [w for w in want if w != steps[i][0]]  # every other event
+
+
+@pytest.mark.parametrize("seed", [2, 6, 7])
+def test_a_card_in_question_is_settled_by_later_looks(seed):
+    """Read unsure (and likelier its twin) when laid, then clearly: the game went on with
+    the twin, and the later looks write the right card back into the log and the engine."""
+    steps, tracker, code, twin = _blurred_run(seed, TWIN_SAME_COLOUR, p_true=0.3,
+                                              p_twin=0.6, blurred_reads=6)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.open_questions()
+    move = next(e for e in tracker.events if e.kind == "move")
+    assert any("settled on later looks" in f and twin in f for f in move.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
 @pytest.mark.parametrize("seed", [1, 5, 8])  # the twin was already laid by that side
@@ -256,5 +285,35 @@ def test_units_whose_kinds_are_unsure_are_placed_from_the_army_jointly(p_true, p
         assert [e.text for e in tracker.events] == truth_events(steps[:n_setup])
         assert all(any("check it" in f for f in e.flags) for e in got
                    if e.text.split()[-1] in blurred)
-    else:  # never a guess: held, with the likeliest assignment and how sure it is
-        assert not got and c1 in tracker.holding and "stands where" in tracker.holding
+    else:  # never a guess: the likeliest stands in, asked as an open question
+        asked = [e for e in got if e.question]
+        assert {e.text.split()[-1] for e in asked} == {"a1", "c1", "e1", "g1"}
+        assert c1 in asked[0].question and "stands where" in asked[0].question
+        assert _seen(tracker) == [w for w in truth_events(steps[:n_setup])
+                                  if not w.startswith("white place")]
+
+
+def test_units_placed_in_question_are_settled_by_their_later_views():
+    """Set-up kinds read 50/50 between two cells; once the game goes on, each unit is seen
+    from the cells it moves to, and the assignment is settled (and the log rewritten)."""
+    from scanner.detections import PieceReading
+
+    steps = record_game(3)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    places = [a.split() for a, _ in steps if a.split()[1] == "place" and a.startswith("white")]
+    (_, _, k1, c1), (_, _, k2, c2) = next(
+        (p, q) for p in places for q in places if p[2] != q[2])
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=3):
+        if tracker.state.phase.value in ("setup", "place"):
+            for cell, kind in {c1: k2, c2: k1}.items():  # leaning the wrong way
+                p = frame.cells[cell].piece
+                if p is not None and p.piece and p.piece.startswith("white"):
+                    frame.cells[cell].piece = PieceReading(
+                        None, 0.9, occupied=True, seen_side="white",
+                        kinds=[(kind, 0.6), (k1 if kind == k2 else k2, 0.4)])
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.open_questions()
+    placed = [e for e in tracker.events if e.kind == "place" and e.text.startswith("white")]
+    assert all(any("settled on later looks" in f for f in e.flags) for e in placed)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
