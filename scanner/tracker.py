@@ -39,6 +39,14 @@ GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open
 SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
 
 
+def _normalised(scores: list[float]) -> list[float]:
+    """Log scores -> probabilities (they sum to 1)."""
+    top = max(scores)
+    weights = [math.exp(x - top) for x in scores]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
 class CardEvidence:
     """What the reader said about one place's card over its fresh reads. Each read's short
     list of candidates is a distribution over the deck (the unlisted cards share what the list
@@ -70,12 +78,14 @@ class CardEvidence:
         codes = [c for c in CARDS if allowed is None or allowed(c)]
         if not codes or not self.reads:
             return []
-        scores = [self.delta.get(c, 0.0) / self.reads for c in codes]
-        top = max(scores)
-        weights = [math.exp(x - top) for x in scores]
-        total = sum(weights)
-        return sorted(((c, w / total) for c, w in zip(codes, weights, strict=True)
+        probs = _normalised([self.delta.get(c, 0.0) / self.reads for c in codes])
+        return sorted(((c, p) for c, p in zip(codes, probs, strict=True)
                        if c in self.delta), key=lambda cw: -cw[1])
+
+    def copy(self) -> CardEvidence:
+        other = CardEvidence()
+        other.floor, other.delta, other.reads = self.floor, dict(self.delta), self.reads
+        return other
 
 
 @dataclass
@@ -119,6 +129,10 @@ class _CardQuestion:
     evidence: CardEvidence
     chosen: str  # the card standing in the engine now
 
+    @property
+    def events(self) -> list[TableEvent]:
+        return [self.event]
+
     def ranked(self) -> list[tuple[str, float]]:
         allowed = set(self.answers)
         return self.evidence.ranked(lambda c: c in allowed)
@@ -156,11 +170,7 @@ class _PlacementQuestion:
             kind_of = dict(zip(self.origins, option, strict=True))
             scores.append(sum(math.log(max(sums.get(kind_of[o], 0.0) / n, 1e-3))
                               for (o, _c, _a), (sums, n) in self.views.items()))
-        top = max(scores)
-        weights = [math.exp(x - top) for x in scores]
-        total = sum(weights)
-        return sorted(((o, w / total) for o, w in zip(self.options, weights, strict=True)),
-                      key=lambda ow: -ow[1])
+        return sorted(zip(self.options, _normalised(scores), strict=True), key=lambda ow: -ow[1])
 
     def describe(self) -> str:
         best, p = self.ranked()[0]
@@ -291,12 +301,30 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
     return out
 
 
+def _with_history(state: GameState) -> GameState:
+    """A copy of an engine state that keeps its action history (`copy` drops it)."""
+    other = state.copy()
+    other.actions, other.history = list(state.actions), list(state.history)
+    return other
+
+
 def _about(read, q: _CardQuestion) -> bool:
     """Does a card reading speak of the card in question (rather than of a new one on it)?"""
     if read is None or read.face_down:
         return False
     best = read.card or (read.candidates[0][0] if read.candidates else None)
     return best in q.answers and _may_be_same(best, q.chosen)
+
+
+def _with_card(text: str, code: str) -> str:
+    """An action laying a card ("white move c1-c2 3H"), with another card."""
+    return " ".join(text.split()[:-1] + [code])
+
+
+def _with_kind(text: str, kind_of: dict[str, str]) -> str:
+    """A placement ("white place pawn a1") with the kind `kind_of` gives its cell."""
+    w = text.split()
+    return " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
 
 
 def _card_readings(reading: TableReading) -> dict[str, object]:
@@ -375,8 +403,9 @@ class GameTracker:
                     and parse_cell(q.key[:-5]) not in self.state.units)
                 if clear and self._last_read.get(q.key) is not read:
                     q.evidence.add(read.candidates or [(read.card, read.confidence)])
-        fresh_pieces = {name for name, cell in reading.cells.items()
-                        if cell.piece is not None and self._piece_reads.get(name) is not cell.piece}
+        fresh_pieces = {name for name, cell in reading.cells.items() if cell.piece is not None
+                        and self._piece_reads.get(name) is not cell.piece} \
+            if self.questions else set()
         for key, value in values.items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
@@ -604,13 +633,12 @@ class GameTracker:
             options = sorted(set(itertools.permutations(need)))
             scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
                           zip(cells, kinds, strict=True)) for kinds in options]
-            top = max(scores)
-            weights = [math.exp(x - top) for x in scores]
+            probs = _normalised(scores)
             best = int(max(range(len(options)), key=lambda i: scores[i]))
-            p = weights[best] / sum(weights)
+            p = probs[best]
             plans[side] = dict(zip(cells, options[best], strict=True))
             if p < ACCEPT:  # the likeliest stands in; the units' later views settle it
-                keep = [o for o, w in zip(options, weights, strict=True) if w / sum(weights) > 1e-3]
+                keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
                 opened[side] = _PlacementQuestion(side, cells, keep, [], [], snap,
                                                   chosen=options[best])
                 seen_at_setup[side] = table
@@ -787,10 +815,8 @@ class GameTracker:
             code = ranked[0][0]
             self.beliefs[key].value = code
             self._held_card = None
-            ev = CardEvidence()
-            ev.floor, ev.delta, ev.reads = evidence.floor, dict(evidence.delta), evidence.reads
-            self._pending_question = (key, place, [c for c in CARDS if allowed(c)], ev,
-                                      self._snapshot())
+            self._pending_question = (key, place, [c for c in CARDS if allowed(c)],
+                                      evidence.copy(), self._snapshot())
             return code, []
         self._held_card = key
         self._held_keys = set(self._diff())
@@ -870,17 +896,17 @@ class GameTracker:
         return [q.describe() for q in self.questions]
 
     def _engine_card(self, key: str) -> str | None:
-        place = key.split(".")[0] if not key.startswith("init.") else key
-        if key.startswith("init."):
-            card = self.state.initiative[Side(key.split(".")[1])]
+        """The card the engine has at a card key ("d3.card" or "init.white")."""
+        place, what = key.split(".")
+        if place == "init":
+            card = self.state.initiative[Side(what)]
             return card.code if card else None
         top = self.state.top(parse_cell(place))
         return top.card.code if top else None
 
     def _snapshot(self) -> _Snapshot:
-        state = self.state.copy()
-        state.actions, state.history = list(self.state.actions), list(self.state.history)
-        return _Snapshot(state, len(self.journal), dict(self._origin), dict(self._arrived))
+        return _Snapshot(_with_history(self.state), len(self.journal), dict(self._origin),
+                         dict(self._arrived))
 
     def _placement_views(self, reading: TableReading, fresh: set[str]) -> None:
         """Fresh reads of units whose kinds are in question: one more look at each."""
@@ -909,7 +935,7 @@ class GameTracker:
                 continue
             best, p = ranked[0]
             if p < (ACCEPT if best == q.chosen else SWITCH):
-                for e in ([q.event] if isinstance(q, _CardQuestion) else q.events):
+                for e in q.events:
                     e.question = q.describe()
                 continue
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
@@ -920,14 +946,10 @@ class GameTracker:
         answer the game went on with. False where the rules refuse it (that answer is dropped)."""
         if answer != q.chosen:
             if isinstance(q, _CardQuestion):
-                old = self.journal[q.entry].split()
-                changes = {q.entry: " ".join(old[:-1] + [answer])}
+                changes = {q.entry: _with_card(self.journal[q.entry], answer)}
             else:
                 kind_of = dict(zip(q.origins, answer, strict=True))
-                changes = {}
-                for i in q.entries:
-                    w = self.journal[i].split()  # "white place pawn a1"
-                    changes[i] = " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
+                changes = {i: _with_kind(self.journal[i], kind_of) for i in q.entries}
             if not self._rewrite(q.snapshot, changes):
                 if isinstance(q, _CardQuestion):
                     q.answers = [c for c in q.answers if c != answer]
@@ -936,20 +958,19 @@ class GameTracker:
                 return False
             if isinstance(q, _CardQuestion):
                 old_code = q.chosen
-                q.event.text = " ".join(q.event.text.split()[:-1] + [answer])
+                q.event.text = _with_card(q.event.text, answer)
                 if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
                     self.beliefs[q.key].value = answer
             else:
                 for e in q.events:
-                    w = e.text.split()
-                    e.text = " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
+                    e.text = _with_kind(e.text, kind_of)
                 for e, side, origin in self._removals:
                     if side is q.side and origin in kind_of:
                         w = e.text.split()  # "white pawn removed d4"
                         e.text = " ".join([w[0], kind_of[origin]] + w[2:])
             why = f"{why} (the game went on with {q.chosen})"
         q.chosen = answer
-        for e in ([q.event] if isinstance(q, _CardQuestion) else q.events):
+        for e in q.events:
             e.question = None
             e.flags.append(why)
         self.questions.remove(q)
@@ -961,9 +982,7 @@ class GameTracker:
         saved = (self.state, self.journal, self._origin, self._arrived,
                  [(q, q.snapshot) for q in self.questions])
         old = self.journal
-        self.state = snap.state.copy()
-        self.state.actions = list(snap.state.actions)
-        self.state.history = list(snap.state.history)
+        self.state = _with_history(snap.state)
         self.journal = old[:snap.entry]
         self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
         later = [q for q in self.questions if q.snapshot.entry > snap.entry]
@@ -1015,8 +1034,7 @@ class GameTracker:
                     raise RulesError(f"{q.side.value}'s army has no {words[2]} left for "
                                      f"{words[3]}")
                 q.options = fits
-                event = q.events[q.entries.index(next(
-                    e for e in q.entries if self.journal[e].split()[3] == words[3]))]
+                event = next(e for e in q.events if e.text.split()[3] == words[3])
                 if len(fits) == 1:
                     self._settle(q, fits[0], "confirmed by a player")
                 return event
