@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
 from engines.royal_battles.board import NEIGHBOURS, parse_cell
+from engines.royal_battles.cards import CARDS
 from engines.royal_battles.position import from_json, to_json
 
 from .detections import TableReading
@@ -73,8 +74,6 @@ class CardEvidence:
     def ranked(self, allowed=None) -> list[tuple[str, float]]:
         """Posterior over the listed cards that `allowed(code)` admits, best first; the
         unlisted cards it admits keep their share of the mass."""
-        from engines.royal_battles.cards import CARDS
-
         codes = [c for c in CARDS if allowed is None or allowed(c)]
         if not codes or not self.reads:
             return []
@@ -225,22 +224,36 @@ def visible_table(state: GameState, sides_only: bool = False) -> dict[str, objec
     return out
 
 
-def _card_value(card, believed: object) -> object:
+def _card_value(card, believed: object, board: bool = True) -> object:
     """One card reading as an observation: its code when read; when unsure but its candidates
     still back the believed card, that card (a piece now hides part of it); `UNREAD` when they
-    do not (something new lies there); `_UNSURE` when the reading says nothing."""
+    do not (something new lies there); `_UNSURE` when the reading says nothing.
+
+    On the board a card laid over another must differ from it in colour (`_may_be_same`), so a
+    read that names, or mostly leans to, a card of the believed card's colour is not news: it
+    is the same card misread (typically under the piece standing on it). Initiative piles
+    (`board` false) take any card over the last."""
     if card is None:
         return _UNSURE
+    known = isinstance(believed, str) and believed in _CODES
     if card.card:
+        if board and known and card.card != believed and _may_be_same(card.card, believed):
+            return believed
         return card.card
     if not card.candidates or card.face_down:
         return _UNSURE
+    if not known:
+        return UNREAD
     top, p_top = card.candidates[0]
-    if isinstance(believed, str) and any(code == believed and p >= CONSISTENT
-                                         for code, p in card.candidates) \
-            and (p_top < LEAN or _may_be_same(top, believed)):
+    backed = any(code == believed and p >= CONSISTENT for code, p in card.candidates)
+    if backed and (p_top < LEAN or _may_be_same(top, believed)):
+        return believed
+    if board and sum(p for code, p in card.candidates if _may_be_same(code, believed)) >= LEAN:
         return believed
     return UNREAD
+
+
+_CODES = frozenset(CARDS)
 
 
 def _colour(code: str) -> str | None:
@@ -295,7 +308,7 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
         out[f"{name}.unit"] = unit
     for side in ("white", "black"):
         init = reading.initiative.get(side)
-        out[f"init.{side}"] = _card_value(init, believed.get(f"init.{side}")) \
+        out[f"init.{side}"] = _card_value(init, believed.get(f"init.{side}"), board=False) \
             if init is not None and init.corners is not None else \
             (init.card if init is not None and init.card else _UNSURE)
     return out
@@ -757,6 +770,12 @@ class GameTracker:
                 for c in NEIGHBOURS[parse_cell(cell)])
             if moved_next_door:
                 continue
+            # a card just laid next door with no unit on it yet: the unit is on its way there
+            # (a flat token moved off its cell can be seen gone before it is seen arrived)
+            if any(f"{CELL_NAMES[c]}.card" in diff and seen[f"{CELL_NAMES[c]}.unit"] is None
+                   and self._looks_laid(f"{CELL_NAMES[c]}.card", seen)
+                   for c in NEIGHBOURS[parse_cell(cell)]):
+                continue
             unit = self.state.units[parse_cell(cell)]
             life = unit.life_left
             who = f"{unit.side.value} {unit.kind}"
@@ -770,6 +789,17 @@ class GameTracker:
             self._removals.append((event, unit.side, origin))
             return True
         return False
+
+    def _looks_laid(self, key: str, seen: dict) -> bool:
+        """Is a real card seen at `key`: read, or unsure but leaning to one card (a patch of
+        cloth taken for a card gives no reading that leans)?"""
+        if seen[key] is None:
+            return False
+        if seen[key] != UNREAD:
+            return True
+        evidence = self.evidence.get(key)
+        ranked = evidence.ranked() if evidence else []
+        return bool(ranked) and ranked[0][1] >= LEAN
 
     # ----------------------------------------------------------------- engine steps
 
@@ -810,8 +840,6 @@ class GameTracker:
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
         if ranked and ranked[0][1] >= GO_ON:
             # the likeliest stands in as an open question; later looks settle it
-            from engines.royal_battles.cards import CARDS
-
             code = ranked[0][0]
             self.beliefs[key].value = code
             self._held_card = None

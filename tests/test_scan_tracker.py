@@ -317,3 +317,88 @@ def test_units_placed_in_question_are_settled_by_their_later_views():
     placed = [e for e in tracker.events if e.kind == "place" and e.text.startswith("white")]
     assert all(any("settled on later looks" in f for f in e.flags) for e in placed)
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+# --- what a real camera shows between two settled tables -----------------------------------
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_standing_card_misread_in_its_own_colour_is_not_a_new_card(seed):
+    """Every set-up card, once a unit stands on it, reads as another card of its colour (the
+    piece hides the index). No card of the same colour can be laid over it, so the reads are
+    the old card misread and the game is followed as with perfect readings."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    setup = {a.split()[2]: a.split()[3] for a, _ in steps if a.split()[1] == "setup"}
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for i, frame in enumerate(frames_of(steps, _empty(steps), seed=seed)):
+        for cell, code in setup.items():
+            c = frame.cells.get(cell)
+            if c is None or c.card is None or c.card.card != code or code == "JK" \
+                    or c.piece is None or c.piece.piece in (None, "empty"):
+                continue
+            twin = code[:-1] + TWIN_SAME_COLOUR[code[-1]]
+            c.card = CardReading(card=twin if i % 2 else None, confidence=0.8,
+                                 candidates=[(twin, 0.8), (code, 0.01), ("2" + code[-1], 0.1)])
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+def test_a_read_leaning_to_the_other_colour_is_news():
+    from scanner.detections import CardReading
+    from scanner.tracker import UNREAD, _card_value
+
+    leaning = CardReading(card=None, confidence=0.6, candidates=[("9S", 0.6), ("8D", 0.3)])
+    assert _card_value(leaning, "8D") == UNREAD  # a black card may cover a red one
+    assert _card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "8D") == "8D"
+    # an initiative card may be laid over any card
+    assert _card_value(CardReading(card="9D", confidence=0.99), "8D", board=False) == "9D"
+    assert _card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "JK") == UNREAD
+
+
+def _moves_seen_in_steps(steps):
+    """Frames of a game where every unit moving to another cell is seen as a real camera sees a
+    flat token: its card laid first, then the unit gone from its cell a few frames before it
+    is seen on the new card (the new cell is re-read later than the old one)."""
+    import copy
+
+    frames: list = []
+    last = _empty(steps)
+
+    def show(pos, n, occluded=False):
+        for _ in range(n):
+            frames.append(reading_of(pos, len(frames), occluded=occluded))
+
+    show(last, 4)
+    for action, pos in steps:
+        words = action.split()
+        if words[1] not in ("setup", "place", "initiative", "move", "attack"):
+            last = pos
+            continue
+        if words[1] == "move" and words[2].split("-")[0] != words[2].split("-")[1]:
+            frm, to = words[2].split("-")
+            card_first = copy.deepcopy(last)
+            card_first["board"][to] = {"cards": pos["board"][to]["cards"]}
+            show(last, 2, occluded=True)
+            show(card_first, 4)
+            unit_gone = copy.deepcopy(card_first)
+            unit_gone["board"][frm] = {"cards": last["board"][frm]["cards"]}
+            show(card_first, 2, occluded=True)
+            show(unit_gone, 5)
+            show(pos, 4)
+        else:
+            show(last, 2, occluded=True)
+            show(pos, 4)
+        last = pos
+    return frames
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_unit_seen_gone_before_it_is_seen_arrived_is_moving_not_removed(seed):
+    steps = record_game(seed)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in _moves_seen_in_steps(steps):
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
