@@ -111,6 +111,9 @@ class TableReading:
     initiative: dict[str, CardReading] = field(default_factory=dict)  # "white"/"black"
     timings_ms: dict[str, float] = field(default_factory=dict)  # per stage
     message: str = ""  # why the board was not found, etc.
+    # the zones ("d1", "init/white") whose pixels changed since they were last read; None when
+    # the scanner does not know (a full scan of every frame)
+    changed: set[str] | None = None
 
     def to_json(self) -> dict:
         return {

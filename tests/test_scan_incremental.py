@@ -65,6 +65,23 @@ def test_a_changed_cell_is_read_again_and_the_rest_kept(still, reader):
     assert {k for k in before if before[k] != after[k]} <= {"d3.card", "d3.unit"}
 
 
+def test_a_piece_sized_change_is_seen_and_reported_as_a_change(still, reader):
+    """A piece taken off a card changes a small part of the zone only: the mean difference
+    stays low, the spot difference does not."""
+    img, truth = still
+    inc = make(still, reader, refresh=0)
+    inc.scan(img)
+    assert inc.scan(img).changed == set()
+    profile = truth_profile(truth)
+    quad = profile.cell_card_quad("d3")
+    centre, width = quad.mean(0), np.linalg.norm(quad[1] - quad[0])
+    spot = img.copy()  # a dark piece a quarter of the card wide
+    cv2.circle(spot, (int(centre[0]), int(centre[1])), int(width / 8), (20, 20, 20), -1)
+    reading = inc.scan(spot)
+    assert "d3" in reading.changed
+    assert reading.timings_ms["zones_read"] <= 4
+
+
 def test_no_zone_is_read_while_something_moves_over_the_board(still, reader):
     img, _ = still
     inc = make(still, reader, occlusion=OcclusionDetector())
