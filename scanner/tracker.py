@@ -439,6 +439,11 @@ class GameTracker:
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
+                if reading.changed is not None and key.replace(".card", "").replace(
+                        "init.", "init/") in reading.changed:
+                    # the place looks different now (a card laid on a patch of cloth taken
+                    # for one, a new initiative card): the earlier reads were of something else
+                    self.evidence.pop(key, None)
                 self.evidence.setdefault(key, CardEvidence()).add(card.candidates)
             self._last_read[key] = card
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
