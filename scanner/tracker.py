@@ -734,9 +734,10 @@ class GameTracker:
                 player.hidden_hand_size = 1  # a draw we could not see (e.g. after an attack)
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
+                # a card laid under a unit that stays is only ever read with the unit on it
                 card, why = self._resolve_card(
                     f"{to}.card", to, lambda c, frm=frm, to=to: self._legal(
-                        f"{side} move {frm}-{to} {c}"))
+                        f"{side} move {frm}-{to} {c}"), SWITCH if frm == to else ACCEPT)
                 if card is None:  # this is the side's move; another cell would be out of order
                     return False
                 flags += why
@@ -833,12 +834,21 @@ class GameTracker:
             return False
         return True
 
-    def _resolve_card(self, key: str, place: str, allowed) -> tuple[str | None, list[str]]:
+    def _resolve_card(self, key: str, place: str, allowed,
+                      accept: float = ACCEPT) -> tuple[str | None, list[str]]:
         """A card the reader could not name alone: the best of its candidates that the rules
-        allow, when that is at least ACCEPT sure; otherwise hold and say what it might be."""
+        allow, when that is at least `accept` sure; otherwise hold and say what it might be."""
         evidence = self.evidence.get(key)
         ranked = evidence.ranked(allowed) if evidence else []
-        if ranked and ranked[0][1] >= ACCEPT:
+        # the rules rule out cards already seen; a card the game went on with in an open
+        # question may not be there after all, so it is not ruled out when judging certainty
+        open_cards = {q.chosen: q for q in self.questions if isinstance(q, _CardQuestion)}
+        if ranked and open_cards and evidence is not None:
+            joint = self._with_questions(evidence, allowed, open_cards)
+            if joint is not None:
+                ranked = evidence.ranked(allowed)
+                ranked = [(ranked[0][0], min(ranked[0][1], joint))] + ranked[1:]
+        if ranked and ranked[0][1] >= accept:
             code, p = ranked[0]
             self.beliefs[key].value = code  # later unsure reads that still back it agree
             self._held_card = None
@@ -856,6 +866,37 @@ class GameTracker:
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in ranked[:3]) or "no usable reading"
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
+
+    def _with_questions(self, evidence: CardEvidence, allowed, open_cards: dict) -> float | None:
+        """The rules rule out a card already seen; but a card an open question went on with may
+        not be there after all. Where the card read here is likeliest such a card, the two
+        places are weighed together: the question keeps its card and this place takes its best
+        other, or the question takes its next best and this place that card. The likelier pair
+        is gone on with (the question's answer rewritten if need be, still open; settled where
+        ACCEPT sure). Returns how sure the card now best here is, or None if nothing bears."""
+        honest = evidence.ranked(lambda c: allowed(c) or c in open_cards)
+        if not honest:
+            return None
+        if honest[0][0] not in open_cards:
+            best = evidence.ranked(allowed)
+            return dict(honest).get(best[0][0], 0.0) if best else None
+        taken, p_taken = honest[0]
+        q = open_cards[taken]
+        here = [(c, p) for c, p in honest if c != taken]
+        there = q.ranked()
+        alternatives = [(c, p) for c, p in there if c != taken]
+        if not here or not alternatives:
+            return None
+        keep = dict(there).get(taken, 0.0) * here[0][1]
+        swap = alternatives[0][1] * p_taken
+        share = swap / max(keep + swap, 1e-12)
+        if share >= ACCEPT:
+            if self._settle(q, alternatives[0][0], f"{taken} was seen elsewhere: check it"):
+                return share
+        elif share > 0.5 and self._choose(q, alternatives[0][0]):
+            q.event.question = q.describe()
+            return share
+        return 1.0 - share
 
     def _apply(self, action) -> None:
         self.state.apply(action)
@@ -967,7 +1008,7 @@ class GameTracker:
             if not ranked:
                 continue
             best, p = ranked[0]
-            if p < (ACCEPT if best == q.chosen else SWITCH):
+            if p < SWITCH:
                 for e in q.events:
                     e.question = q.describe()
                 continue
@@ -977,36 +1018,46 @@ class GameTracker:
     def _settle(self, q, answer, why: str) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the
         answer the game went on with. False where the rules refuse it (that answer is dropped)."""
-        if answer != q.chosen:
-            if isinstance(q, _CardQuestion):
-                changes = {q.entry: _with_card(self.journal[q.entry], answer)}
-            else:
-                kind_of = dict(zip(q.origins, answer, strict=True))
-                changes = {i: _with_kind(self.journal[i], kind_of) for i in q.entries}
-            if not self._rewrite(q.snapshot, changes):
-                if isinstance(q, _CardQuestion):
-                    q.answers = [c for c in q.answers if c != answer]
-                else:
-                    q.options = [o for o in q.options if o != answer]
-                return False
-            if isinstance(q, _CardQuestion):
-                old_code = q.chosen
-                q.event.text = _with_card(q.event.text, answer)
-                if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
-                    self.beliefs[q.key].value = answer
-            else:
-                for e in q.events:
-                    e.text = _with_kind(e.text, kind_of)
-                for e, side, origin in self._removals:
-                    if side is q.side and origin in kind_of:
-                        w = e.text.split()  # "white pawn removed d4"
-                        e.text = " ".join([w[0], kind_of[origin]] + w[2:])
-            why = f"{why} (the game went on with {q.chosen})"
-        q.chosen = answer
+        was = q.chosen
+        if not self._choose(q, answer):
+            return False
+        if answer != was:
+            why = f"{why} (the game went on with {was})"
         for e in q.events:
             e.question = None
             e.flags.append(why)
         self.questions.remove(q)
+        return True
+
+    def _choose(self, q, answer) -> bool:
+        """Go on with `answer` to question `q` (still open), rewriting the journal where it
+        differs from the answer standing. False where the rules refuse it (answer dropped)."""
+        if answer == q.chosen:
+            return True
+        if isinstance(q, _CardQuestion):
+            changes = {q.entry: _with_card(self.journal[q.entry], answer)}
+        else:
+            kind_of = dict(zip(q.origins, answer, strict=True))
+            changes = {i: _with_kind(self.journal[i], kind_of) for i in q.entries}
+        if not self._rewrite(q.snapshot, changes):
+            if isinstance(q, _CardQuestion):
+                q.answers = [c for c in q.answers if c != answer]
+            else:
+                q.options = [o for o in q.options if o != answer]
+            return False
+        if isinstance(q, _CardQuestion):
+            old_code = q.chosen
+            q.event.text = _with_card(q.event.text, answer)
+            if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
+                self.beliefs[q.key].value = answer
+        else:
+            for e in q.events:
+                e.text = _with_kind(e.text, kind_of)
+            for e, side, origin in self._removals:
+                if side is q.side and origin in kind_of:
+                    w = e.text.split()  # "white pawn removed d4"
+                    e.text = " ".join([w[0], kind_of[origin]] + w[2:])
+        q.chosen = answer
         return True
 
     def _rewrite(self, snap: _Snapshot, changes: dict[int, str]) -> bool:
