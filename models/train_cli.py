@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+DEFAULT_OUT = str(Path(__file__).resolve().parent / "cards")
+
 
 def _cards(args: argparse.Namespace) -> int:
     try:
@@ -20,6 +22,13 @@ def _cards(args: argparse.Namespace) -> int:
         return 2
     from models.cards.train import recalibrate, train
 
+    if args.presence:
+        from models.cards import presence
+
+        presence.train(seed=args.seed, stills=args.stills, val_stills=args.val_stills,
+                       epochs=args.epochs, workers=args.workers, threads=args.threads,
+                       out=Path(args.out))
+        return 0
     if args.face:
         from models.cards import face
 
@@ -48,6 +57,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--face", action="store_true",
                    help="train the whole-card model (card_face.onnx) instead, and calibrate it "
                    "with the index model beside it")
+    p.add_argument("--presence", action="store_true",
+                   help="train the card-presence check (card_presence.onnx) instead: is there "
+                   "a card under a quad the board finder found, or cloth?")
+    p.add_argument("--stills", type=int, default=1200,
+                   help="--presence: rendered training stills (every quad the finder accepts)")
+    p.add_argument("--val-stills", type=int, default=200,
+                   help="--presence: rendered stills of other seeds that pick the threshold")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--cards", type=int, default=24000,
                    help="training cards of the decks (4 crops each; the mix adds small cards "
@@ -62,7 +78,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--init", help="start from these torch weights (.pt) instead of scratch")
     p.add_argument("--recalibrate", action="store_true",
                    help="only re-pick temperature and threshold of the model in --out")
-    p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),
+    p.add_argument("--out", default=DEFAULT_OUT,
                    help="folder for card_index.onnx and card_index.json")
     p.set_defaults(handler=_cards)
 

@@ -20,6 +20,7 @@ from calibration.geometry import CELLS, apply_h, cell_xy
 from calibration.profile import Profile
 
 from .card_finder import whiteness
+from .card_presence import CardPresence
 from .card_reader import CardReader
 from .detections import CardReading, CellReading, PieceReading, TableReading
 
@@ -84,10 +85,12 @@ def _patch_h(profile: Profile, centre: tuple[float, float]) -> np.ndarray:
 
 class TableScanner:
     def __init__(self, profile: Profile, reader: CardReader | None = None,
-                 pieces: PieceStage | None = None):
+                 pieces: PieceStage | None = None, presence: CardPresence | None | str = "default"):
         self.profile = profile
         self.reader = reader or CardReader()
         self.pieces = pieces
+        # "default": the committed presence check; None: the finder's rim test alone decides
+        self.presence = CardPresence.default() if presence == "default" else presence
         self.frame_index = 0
         self._geom = _patch_geometry(profile)
         cw, ch = profile.card_size
@@ -187,6 +190,14 @@ class TableScanner:
                 found[key] = q
         t1 = time.perf_counter()
         reading.timings_ms["board"] = (t1 - t0) * 1000
+        if self.presence is not None and found:
+            # a white square of a checked cloth, or a neighbour's card edge, has a card's rim
+            keys = list(found)
+            real = self.presence.is_card(image, [found[k] for k in keys])
+            found = {k: found[k] for k, ok in zip(keys, real, strict=True) if ok}
+            t1b = time.perf_counter()
+            reading.timings_ms["presence"] = (t1b - t1) * 1000
+            t1 = t1b
         # a card seen on most of the expected places, or any cards at all: the board is there
         reading.board_found = len(found) > 0 or zones is not None
         if not found and zones is None:
@@ -241,7 +252,7 @@ class TableScanner:
             better = refine(self.profile, quads)
             if better is not self.profile:
                 frame = self.frame_index
-                self.__init__(better, self.reader, self.pieces)
+                self.__init__(better, self.reader, self.pieces, self.presence)
                 self.frame_index = frame
         return status
 

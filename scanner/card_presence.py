@@ -1,0 +1,75 @@
+"""Is there really a card under a quad the board finder found?
+
+The finder (`scanner.pipeline`) accepts a zone as holding a card where the rectangle's rim is
+whiter than the table just outside it. On a checked cloth a white square has such a rim, and
+on any cloth the edge of a neighbour's card, slightly off its cell, can give one: an empty
+cell then reads as an unreadable card, which the tracker must take for a card laid. This stage
+looks at the quad with a ring of table around it (a tiny CNN, `models/cards/card_presence.onnx`)
+and answers the probability that a card lies there; below the model's threshold the zone is
+empty. Its recipe: `royal-table train cards --presence` (models/cards/presence.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .rectify import normalise, portrait_order
+
+MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
+MODEL_FILE = MODEL_DIR / "card_presence.onnx"
+META_FILE = MODEL_DIR / "card_presence.json"
+SIZE = (24, 32)  # w, h of the crop the model sees (a portrait card and its ring)
+RING = 1.3  # the crop spans the quad scaled this much about its centre: card and table
+
+
+def presence_crops(image: np.ndarray, quads: list[np.ndarray], size: tuple[int, int] = SIZE,
+                   ring: float = RING) -> np.ndarray:
+    """N x h x w x 3 uint8: each quad (portrait order) and the table around it, rectified."""
+    w, h = size
+    out = np.zeros((len(quads), h, w, 3), np.uint8)
+    # the card fills the middle 1/ring of the crop
+    mx, my = w * (1 - 1 / ring) / 2, h * (1 - 1 / ring) / 2
+    dst = np.array([[mx, my], [w - mx, my], [w - mx, h - my], [mx, h - my]], np.float32)
+    for i, q in enumerate(quads):
+        M = cv2.getPerspectiveTransform(portrait_order(np.asarray(q, np.float32)), dst)
+        out[i] = cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_AREA,
+                                     borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+class CardPresence:
+    """P(a card lies there) for quads the finder found; `is_card` applies the threshold picked
+    on validation renders (see the model card)."""
+
+    def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model_path), opts,
+                                            providers=["CPUExecutionProvider"])
+        meta = json.loads(Path(meta_path).read_text())
+        self.threshold = float(meta["threshold"])
+        self.size = tuple(meta.get("size", SIZE))
+        self.ring = float(meta.get("ring", RING))
+        self.input_name = self.session.get_inputs()[0].name
+
+    @classmethod
+    def default(cls) -> CardPresence | None:
+        """The committed model, or None where it is missing (the finder alone then decides)."""
+        return cls() if MODEL_FILE.exists() and META_FILE.exists() else None
+
+    def probabilities(self, image: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
+        if not quads:
+            return np.zeros(0, np.float32)
+        x = normalise(presence_crops(image, quads, self.size, self.ring))
+        logits = self.session.run(None, {self.input_name: x})[0].reshape(-1)
+        return 1.0 / (1.0 + np.exp(-logits))
+
+    def is_card(self, image: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
+        return self.probabilities(image, quads) >= self.threshold
