@@ -863,7 +863,8 @@ class GameTracker:
             return code, []
         self._held_card = key
         self._held_keys = set(self._diff())
-        guesses = ", ".join(f"{c} {p:.0%}" for c, p in ranked[:3]) or "no usable reading"
+        guesses = ", ".join(f"{c} {p:.0%}" for c, p in sorted(ranked, key=lambda r: -r[1])[:3]) \
+            or "no usable reading"
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
 
@@ -893,9 +894,12 @@ class GameTracker:
         if share >= ACCEPT:
             if self._settle(q, alternatives[0][0], f"{taken} was seen elsewhere: check it"):
                 return share
-        elif share > 0.5 and self._choose(q, alternatives[0][0]):
-            q.event.question = q.describe()
-            return share
+            return None  # the rules refuse the swap: the question keeps its card
+        if share > 0.5:
+            if self._choose(q, alternatives[0][0]):
+                q.event.question = q.describe()
+                return share
+            return None
         return 1.0 - share
 
     def _apply(self, action) -> None:
