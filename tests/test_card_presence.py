@@ -1,4 +1,4 @@
-"""The card-presence check: cloth that the rim test takes for a card is seen empty, real cards stay."""
+"""The card-presence check: cloth the rim test takes for a card is empty, real cards stay."""
 
 from __future__ import annotations
 
