@@ -351,6 +351,11 @@ def _card_readings(reading: TableReading) -> dict[str, object]:
     return out
 
 
+def _zone(key: str) -> str:
+    """The scanner's zone ("d3", "init/white") of a card key ("d3.card", "init.white")."""
+    return key[:-len(".card")] if key.endswith(".card") else key.replace("init.", "init/")
+
+
 class GameTracker:
     """Feeds on `TableReading`s, keeps a Royal Battles `GameState` in step with the table."""
 
@@ -439,8 +444,7 @@ class GameTracker:
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
-                if reading.changed is not None and key.replace(".card", "").replace(
-                        "init.", "init/") in reading.changed:
+                if reading.changed is not None and _zone(key) in reading.changed:
                     # the place looks different now (a card laid on a patch of cloth taken
                     # for one, a new initiative card): the earlier reads were of something else
                     self.evidence.pop(key, None)
@@ -839,14 +843,17 @@ class GameTracker:
         """A card the reader could not name alone: the best of its candidates that the rules
         allow, when that is at least `accept` sure; otherwise hold and say what it might be."""
         evidence = self.evidence.get(key)
-        ranked = evidence.ranked(allowed) if evidence else []
+        legal = {c for c in CARDS if allowed(c)}  # each asks the engine: once, not per use
+        ranked = evidence.ranked(legal.__contains__) if evidence else []
         # the rules rule out cards already seen; a card the game went on with in an open
         # question may not be there after all, so it is not ruled out when judging certainty
         open_cards = {q.chosen: q for q in self.questions if isinstance(q, _CardQuestion)}
         if ranked and open_cards and evidence is not None:
-            joint = self._with_questions(evidence, allowed, open_cards)
+            joint, rewritten = self._with_questions(evidence, legal, open_cards)
+            if rewritten:  # the past changed: so did what the rules allow here
+                legal = {c for c in CARDS if allowed(c)}
+                ranked = evidence.ranked(legal.__contains__)
             if joint is not None:
-                ranked = evidence.ranked(allowed)
                 ranked = [(ranked[0][0], min(ranked[0][1], joint))] + ranked[1:]
         if ranked and ranked[0][1] >= accept:
             code, p = ranked[0]
@@ -858,7 +865,7 @@ class GameTracker:
             code = ranked[0][0]
             self.beliefs[key].value = code
             self._held_card = None
-            self._pending_question = (key, place, [c for c in CARDS if allowed(c)],
+            self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                       evidence.copy(), self._snapshot())
             return code, []
         self._held_card = key
@@ -868,39 +875,41 @@ class GameTracker:
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
 
-    def _with_questions(self, evidence: CardEvidence, allowed, open_cards: dict) -> float | None:
+    def _with_questions(self, evidence: CardEvidence, legal: set[str],
+                        open_cards: dict) -> tuple[float | None, bool]:
         """The rules rule out a card already seen; but a card an open question went on with may
         not be there after all. Where the card read here is likeliest such a card, the two
         places are weighed together: the question keeps its card and this place takes its best
         other, or the question takes its next best and this place that card. The likelier pair
         is gone on with (the question's answer rewritten if need be, still open; settled where
-        ACCEPT sure). Returns how sure the card now best here is, or None if nothing bears."""
-        honest = evidence.ranked(lambda c: allowed(c) or c in open_cards)
+        ACCEPT sure). Returns how sure the card now best here is (None if nothing bears), and
+        whether the journal was rewritten."""
+        honest = evidence.ranked(lambda c: c in legal or c in open_cards)
         if not honest:
-            return None
+            return None, False
         if honest[0][0] not in open_cards:
-            best = evidence.ranked(allowed)
-            return dict(honest).get(best[0][0], 0.0) if best else None
+            best = evidence.ranked(legal.__contains__)
+            return (dict(honest).get(best[0][0], 0.0) if best else None), False
         taken, p_taken = honest[0]
         q = open_cards[taken]
         here = [(c, p) for c, p in honest if c != taken]
         there = q.ranked()
         alternatives = [(c, p) for c, p in there if c != taken]
         if not here or not alternatives:
-            return None
+            return None, False
         keep = dict(there).get(taken, 0.0) * here[0][1]
         swap = alternatives[0][1] * p_taken
         share = swap / max(keep + swap, 1e-12)
         if share >= ACCEPT:
             if self._settle(q, alternatives[0][0], f"{taken} was seen elsewhere: check it"):
-                return share
-            return None  # the rules refuse the swap: the question keeps its card
+                return share, True
+            return None, False  # the rules refuse the swap: the question keeps its card
         if share > 0.5:
             if self._choose(q, alternatives[0][0]):
                 q.event.question = q.describe()
-                return share
-            return None
-        return 1.0 - share
+                return share, True
+            return None, False
+        return 1.0 - share, False
 
     def _apply(self, action) -> None:
         self.state.apply(action)
