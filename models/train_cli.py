@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-DEFAULT_OUT = str(Path(__file__).resolve().parent / "cards")
-
 
 def _cards(args: argparse.Namespace) -> int:
     try:
@@ -78,8 +76,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--init", help="start from these torch weights (.pt) instead of scratch")
     p.add_argument("--recalibrate", action="store_true",
                    help="only re-pick temperature and threshold of the model in --out")
-    p.add_argument("--out", default=DEFAULT_OUT,
-                   help="folder for card_index.onnx and card_index.json")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent / "cards"),
+                   help="folder for the model files (card_index, card_face or card_presence)")
     p.set_defaults(handler=_cards)
 
     from models.pieces import train as pieces_train

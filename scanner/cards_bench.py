@@ -67,10 +67,12 @@ def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 72
                  models: Path | None = None) -> dict:
     from models.renderer import Scene, render_scene
 
+    from .card_presence import CardPresence
     from .card_reader import reader_in
     from .pipeline import TableScanner
 
     reader = reader_in(models)
+    presence = CardPresence.default()  # one model for every still, as one reader
     rng = np.random.default_rng(seed)
     visible = right = answered = answered_right = 0
     empty_ok = empty_n = false_cards = init_n = init_right = 0
@@ -80,7 +82,7 @@ def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 72
         pos = random_position(rng)
         res = render_scene(pos, scene)
         profile = truth_profile(res.truth)
-        scanner = TableScanner(profile, reader)
+        scanner = TableScanner(profile, reader, presence=presence)
         t, c = time.perf_counter(), time.process_time()
         reading = scanner.scan(res.image)
         times.append((time.perf_counter() - t) * 1000)

@@ -78,7 +78,7 @@ def test_every_card_of_a_still_passes(presence, reader):
     assert "presence" in reading.timings_ms
 
 
-def test_without_the_model_the_finder_alone_decides(tmp_path, reader):
+def test_without_the_model_the_finder_alone_decides(reader):
     img = cv2.imread(str(CARDS / "still-close.jpg"))
     truth = json.loads((CARDS / "still-close.json").read_text())
     reading = TableScanner(truth_profile(truth), reader, presence=None).scan(img)
