@@ -114,6 +114,10 @@ class TableReading:
     # the zones ("d1", "init/white") whose pixels changed since they were last read; None when
     # the scanner does not know (a full scan of every frame)
     changed: set[str] | None = None
+    # while the frame is occluded: cards read at places no hand was near (zone -> reading);
+    # not the table's state, but a look at a card that a piece may cover before the table
+    # settles (a movement card is laid, then its unit is set on it)
+    glimpses: dict[str, CardReading] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {

@@ -9,7 +9,11 @@ believed. So per frame this stage does three cheap things and one expensive one 
 3. a zone whose thumbnail differs from the one it had when last read is read again (card finder,
    card reader, piece classifier on that zone only); the others keep their last reading;
 4. a few zones per frame are re-read anyway, in turn, so that a change too faint for the
-   thumbnails is still caught within a couple of seconds.
+   thumbnails is still caught within a couple of seconds;
+5. while the frame is occluded, a zone that changed but lies away from every moving or
+   skin-coloured pixel is glimpsed: its card is read (not its piece) and passed on in
+   `TableReading.glimpses`, never as state. A movement card is laid and then covered by its
+   unit, often before the hands leave the board: the glimpse is the one uncovered look.
 The result is a full `TableReading` per frame, as `TableScanner.scan` gives, with the stage
 timings (`gate` for steps 1-2) added.
 """
@@ -32,6 +36,8 @@ CHANGE_LEVELS = 9.0  # mean absolute grey difference (0-255) that means the zone
 # while every change reached >= 15 here and 99 % of unchanged zone-frames stay under 3)
 SPOT_LEVELS = 12.0
 REFRESH_PER_FRAME = 2  # zones re-read per settled frame even when unchanged
+GLIMPSES_PER_FRAME = 4  # zones glimpsed at most per occluded frame (bounds its latency)
+GLIMPSE_MARGIN = 2  # work pixels (1/192 of the frame width) a hand must keep from a glimpse
 
 
 def board_region(profile) -> np.ndarray:
@@ -63,6 +69,8 @@ class IncrementalScanner:
         step_y = np.median(np.abs(np.diff(self._map_y, axis=0)))
         self._box = (max(1, int(round(step_x))), max(1, int(round(step_y))))
         self._reference: np.ndarray | None = None  # thumbnails when each zone was last read
+        self._glimpsed: np.ndarray | None = None  # thumbnails when each zone was last glimpsed
+        self._patch_masks: np.ndarray | None = None  # zones x work-scale masks (occlusion)
         self._last: TableReading | None = None
         self._turn = 0
 
@@ -118,7 +126,11 @@ class IncrementalScanner:
                                        message="something is over the board")
             reading.occluded = True
             reading.timings_ms = {"gate": (time.perf_counter() - t0) * 1000}
-            reading.timings_ms["total"] = reading.timings_ms["gate"]
+            if self._reference is not None:
+                reading.glimpses = self._glimpse(image)
+                reading.timings_ms["glimpse"] = (time.perf_counter() - t0) * 1000 \
+                    - reading.timings_ms["gate"]
+            reading.timings_ms["total"] = (time.perf_counter() - t0) * 1000
             return reading
         thumbs = self.thumbnails(image)
         todo = self.changed(thumbs)
@@ -150,11 +162,73 @@ class IncrementalScanner:
             self._reference = thumbs.copy()
         else:
             self._reference[todo] = thumbs[todo]
+        if self._glimpsed is not None:
+            self._glimpsed[todo] = np.nan  # read as the table now: the glimpses are done with
         self._last = reading
         reading.timings_ms = {"gate": (t1 - t0) * 1000, **fresh.timings_ms,
                               "zones_read": float(len(zones))}
         reading.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return reading
+
+    def _glimpse(self, image: np.ndarray) -> dict:
+        """Cards of an occluded frame at zones that changed since they were last read (or
+        glimpsed) and that no hand is near: nothing moving over the zone's patch, and nothing
+        skin-coloured in it outside the card found there (red pips can pass for skin; a hand
+        over a card reaches beyond it)."""
+        occ = self.occlusion
+        if occ is None or occ.moving is None or occ.skin is None:
+            return {}
+        thumbs = self.thumbnails(image)
+        if self._glimpsed is None:
+            self._glimpsed = np.full_like(thumbs, np.nan)
+        new = self.changed(thumbs)
+        diff = np.abs(thumbs - self._glimpsed)  # NaN (never glimpsed) compares as changed
+        unlike = ~(diff.mean(1) <= self.change_levels) | \
+            ~(np.partition(np.nan_to_num(diff, nan=255.0), diff.shape[1] - 3, axis=1)[:, -3]
+              <= SPOT_LEVELS)
+        masks = self._zone_masks(occ)
+        still = ~(masks & occ.moving[None]).any(axis=(1, 2))
+        todo = np.flatnonzero(new & unlike & still)
+        if not len(todo):
+            return {}
+        order = np.abs(thumbs[todo] - self._reference[todo]).mean(1).argsort()[::-1]
+        todo = todo[order[:GLIMPSES_PER_FRAME]]
+        zones = {self.zones[i] for i in todo}
+        fresh = self.scanner.scan(image, zones=zones, with_pieces=False)
+        self.scanner.frame_index -= 1  # a glimpse is not a frame of its own
+        out = {}
+        for i in todo:
+            zone = self.zones[i]
+            card = fresh.initiative.get(zone[5:]) if zone.startswith("init/") else \
+                getattr(fresh.cells.get(zone), "card", None)
+            if card is None:
+                continue
+            inside = np.zeros(masks.shape[1:], np.uint8)
+            cv2.fillPoly(inside, [np.round(card.corners * occ.scale).astype(np.int32)], 1)
+            inside = cv2.dilate(inside, np.ones((3, 3), np.uint8)).astype(bool)
+            if (occ.skin & masks[i] & ~inside).any():
+                continue
+            out[zone] = card
+            self._glimpsed[i] = thumbs[i]
+        return out
+
+    def _zone_masks(self, occ: OcclusionDetector) -> np.ndarray:
+        """Each zone's search patch on the occlusion detector's work grid, grown by
+        GLIMPSE_MARGIN (made once per frame size)."""
+        shape = occ.moving.shape
+        if self._patch_masks is None or self._patch_masks.shape[1:] != shape:
+            pw, ph, _ = self.scanner._geom
+            corners = np.array([[0, 0, 1], [pw, 0, 1], [pw, ph, 1], [0, ph, 1]], np.float64)
+            grow = np.ones((2 * GLIMPSE_MARGIN + 1,) * 2, np.uint8)
+            masks = []
+            for key in self.zones:
+                q = corners @ self.scanner._warps[key].T
+                poly = q[:, :2] / q[:, 2:3] * occ.scale
+                m = np.zeros(shape, np.uint8)
+                cv2.fillPoly(m, [np.round(poly).astype(np.int32)], 1)
+                masks.append(cv2.dilate(m, grow).astype(bool))
+            self._patch_masks = np.stack(masks)
+        return self._patch_masks
 
     def _copy_last(self, frame_index: int) -> TableReading:
         last = self._last

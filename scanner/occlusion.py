@@ -8,6 +8,11 @@ Three cues on a small grey/colour copy of the board area, cheap enough for every
 The last settled view is refreshed only while nothing moves, so a card laid and left becomes
 part of it after a few quiet frames; a change that stays perfectly still for longer than a
 hand can is taken as the table.
+
+Besides the verdict for the whole board, each frame leaves `moving` and `skin` masks (work
+scale: pixels that moved since the previous frame; pixels changed from the settled view that
+look like skin), so that a place far from any hand can still be glimpsed
+(`scanner.incremental`) while the frame as a whole is not believed.
 """
 
 from __future__ import annotations
@@ -37,10 +42,15 @@ class OcclusionDetector:
     _mask: np.ndarray | None = field(default=None, repr=False)
     _quiet: int = 0
     last: dict = field(default_factory=dict)
+    # this frame's moving pixels and skin-coloured changed pixels (work scale); None when the
+    # frame gave no picture
+    moving: np.ndarray | None = field(default=None, repr=False)
+    skin: np.ndarray | None = field(default=None, repr=False)
+    scale: float = 1.0  # work pixels per image pixel
 
     def _prepare(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         h, w = image.shape[:2]
-        scale = WORK_WIDTH / w
+        scale = self.scale = WORK_WIDTH / w
         small = cv2.resize(image, (WORK_WIDTH, max(1, round(h * scale))),
                            interpolation=cv2.INTER_AREA)
         if self._mask is None or self._mask.shape != small.shape[:2]:
@@ -57,11 +67,13 @@ class OcclusionDetector:
         """Feed one BGR frame; True when hands (or anything moving) are over the board."""
         if image is None or image.ndim != 3 or image.size == 0:
             self.last = {"reason": "no picture"}
+            self.moving = self.skin = None
             return True
         small, grey = self._prepare(image)
         mask = self._mask
         area = max(1, int(mask.sum()))
         motion = 0.0
+        moved = np.zeros_like(mask)
         if self._prev is not None and self._prev.shape == grey.shape:
             moved = (cv2.absdiff(grey, self._prev) > self.motion_pixel) & mask
             motion = float(moved.sum()) / area
@@ -71,11 +83,13 @@ class OcclusionDetector:
         changed = (cv2.absdiff(grey, self._settled) > self.change_threshold) & mask
         n_changed = int(changed.sum())
         skin = 0.0
+        self.moving, self.skin = moved, np.zeros_like(mask)
         if n_changed:
             ycrcb = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb)
             cr, cb = ycrcb[..., 1], ycrcb[..., 2]
             is_skin = (cr >= 138) & (cr <= 178) & (cb >= 80) & (cb <= 128)
             skin = float((is_skin & changed).sum()) / n_changed
+            self.skin = is_skin & changed
         changed_share = n_changed / area
         moving = motion > self.motion_fraction
         self._quiet = 0 if moving else self._quiet + 1

@@ -52,21 +52,34 @@ class CardEvidence:
     """What the reader said about one place's card over its fresh reads. Each read's short
     list of candidates is a distribution over the deck (the unlisted cards share what the list
     leaves). Reads of one still card are not independent witnesses (the same pixels misread the
-    same way), so they are averaged in log space, never multiplied into false certainty."""
+    same way), so within one look they are averaged in log space, never multiplied into false
+    certainty. A look ends where the place's pixels changed (a unit stood on the card or left
+    it, a hand's glimpse before the unit came): different pixels are further witnesses, so
+    looks add up, tempered by the square root of their number (one design can fool every look
+    the same way)."""
 
     N_CODES = 53
 
     def __init__(self) -> None:
-        self.floor = 0.0  # summed log-probability of a card never listed
-        self.delta: dict[str, float] = {}  # listed cards: summed log p - log floor
-        self.reads = 0
+        self._looks: list[tuple[dict[str, float], int]] = []  # closed looks: (delta, reads)
+        self.delta: dict[str, float] = {}  # this look's listed cards: summed log p - log floor
+        self.reads = 0  # this look's reads
+
+    def new_look(self) -> None:
+        """The reads that follow are of different pixels (call before adding them)."""
+        if self.reads:
+            self._looks.append((self.delta, self.reads))
+            self.delta, self.reads = {}, 0
+
+    @property
+    def looks(self) -> int:
+        return len(self._looks) + (1 if self.reads else 0)
 
     def add(self, candidates: list[tuple[str, float]]) -> None:
         if not candidates:
             return
         rest = max(1.0 - sum(p for _, p in candidates), 1e-4)
         floor = math.log(rest / max(self.N_CODES - len(candidates), 1))
-        self.floor += floor
         for code, p in candidates:
             self.delta[code] = self.delta.get(code, 0.0) + math.log(max(p, 1e-6)) - floor
         self.reads += 1
@@ -75,15 +88,19 @@ class CardEvidence:
         """Posterior over the listed cards that `allowed(code)` admits, best first; the
         unlisted cards it admits keep their share of the mass."""
         codes = [c for c in CARDS if allowed is None or allowed(c)]
-        if not codes or not self.reads:
+        looks = self._looks + ([(self.delta, self.reads)] if self.reads else [])
+        if not codes or not looks:
             return []
-        probs = _normalised([self.delta.get(c, 0.0) / self.reads for c in codes])
-        return sorted(((c, p) for c, p in zip(codes, probs, strict=True)
-                       if c in self.delta), key=lambda cw: -cw[1])
+        temper = 1.0 / math.sqrt(len(looks))
+        scores = [temper * sum(d.get(c, 0.0) / n for d, n in looks) for c in codes]
+        listed = set().union(*(d for d, _ in looks))
+        return sorted(((c, p) for c, p in zip(codes, _normalised(scores), strict=True)
+                       if c in listed), key=lambda cw: -cw[1])
 
     def copy(self) -> CardEvidence:
         other = CardEvidence()
-        other.floor, other.delta, other.reads = self.floor, dict(self.delta), self.reads
+        other._looks = [(dict(d), n) for d, n in self._looks]
+        other.delta, other.reads = dict(self.delta), self.reads
         return other
 
 
@@ -326,7 +343,15 @@ def _about(read, q: _CardQuestion) -> bool:
     if read is None or read.face_down:
         return False
     best = read.card or (read.candidates[0][0] if read.candidates else None)
-    return best in q.answers and _may_be_same(best, q.chosen)
+    if best not in q.answers:
+        return False
+    # a card the question itself still weighs is a look at that card, whatever its colour;
+    # any other is news on an initiative pile (a new draw may be of either colour), while on a
+    # cell a card laid over another differs in colour from it, so a read of the same colour
+    # is the question's card misread
+    if dict(q.ranked()).get(best, 0.0) >= CONSISTENT:
+        return True
+    return not q.key.startswith("init.") and _may_be_same(best, q.chosen)
 
 
 def _with_card(text: str, code: str) -> str:
@@ -378,6 +403,12 @@ class GameTracker:
         self.settled_frames = 0
         self.evidence: dict[str, CardEvidence] = {}  # per card key, while it reads unsure
         self._last_read: dict[str, object] = {}
+        # per card key: how often its zone's pixels changed; that count when the engine last
+        # agreed with what was seen there (`_misreads_of_agreed`)
+        self._changes: dict[str, int] = {}
+        self._agreed_at: dict[str, int] = {}
+        # candidates of cards glimpsed while hands were over the board (`_note_glimpses`)
+        self._glimpses: dict[str, list[list[tuple[str, float]]]] = {}
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
@@ -403,11 +434,14 @@ class GameTracker:
         if reading.occluded or not reading.board_found:
             for belief in self.beliefs.values():  # hands may have moved things: start over
                 belief.candidate, belief.streak = _UNSURE, 0
+            self._note_glimpses(reading)
             return []
         self.settled_frames += 1
         believed = self.believed()
         values = reading_values(reading, believed, self._sides_only)
         cards_now = _card_readings(reading)
+        if reading.changed is not None:
+            self._misreads_of_agreed(reading, values, believed, cards_now)
         live = [q for q in self.questions
                 if isinstance(q, _CardQuestion) and self._engine_card(q.key) == q.chosen]
         for q in live:  # a read of the card in question is evidence, not a new card
@@ -420,6 +454,8 @@ class GameTracker:
                     values.get(q.key[:-5] + ".unit") is None
                     and parse_cell(q.key[:-5]) not in self.state.units)
                 if clear and self._last_read.get(q.key) is not read:
+                    if reading.changed is not None and _zone(q.key) in reading.changed:
+                        q.evidence.new_look()
                     q.evidence.add(read.candidates or [(read.card, read.confidence)])
         fresh_pieces = {name for name, cell in reading.cells.items() if cell.piece is not None
                         and self._piece_reads.get(name) is not cell.piece} \
@@ -448,8 +484,16 @@ class GameTracker:
                     # the place looks different now (a card laid on a patch of cloth taken
                     # for one, a new initiative card): the earlier reads were of something else
                     self.evidence.pop(key, None)
-                self.evidence.setdefault(key, CardEvidence()).add(card.candidates)
+                evidence = self.evidence.setdefault(key, CardEvidence())
+                if self._glimpses.get(key):
+                    evidence.new_look()
+                    for look in self._glimpses[key]:
+                        evidence.add(look)
+                if reading.changed is not None and _zone(key) in reading.changed:
+                    evidence.new_look()  # (unknown changes: every read is of the same look)
+                evidence.add(card.candidates)
             self._last_read[key] = card
+        self._glimpses.clear()  # they were of the table this frame shows: used or not needed
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
             return []
         self._dirty = False
@@ -800,6 +844,36 @@ class GameTracker:
             return True
         return False
 
+    def _misreads_of_agreed(self, reading: TableReading, values: dict, believed: dict,
+                            cards_now: dict) -> None:
+        """An unsure read of a card the engine agreed with, at a place whose pixels have not
+        changed since, is that card misread (a routine re-read of a card under a piece can
+        lean elsewhere), not news: the believed card stands."""
+        for key, code in believed.items():
+            if key.endswith(".unit") or code in (None, UNREAD) or values.get(key) != code \
+                    or self.beliefs[key].settling:
+                continue
+            if self._engine_card(key) == code:  # engine, belief and this look agree
+                self._agreed_at[key] = self._changes.get(key, 0)
+        for key in cards_now:
+            if _zone(key) in reading.changed:
+                self._changes[key] = self._changes.get(key, 0) + 1
+            elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
+                    and self._agreed_at.get(key) == self._changes.get(key, 0):
+                values[key] = believed[key]
+
+    def _note_glimpses(self, reading: TableReading) -> None:
+        """Keep what an occluded frame glimpsed for the settled frame that follows: a card
+        its unit covers at once was seen uncovered only then. Glimpses are never state; they
+        join the evidence of a card the settled frame cannot name on its own."""
+        for zone, card in reading.glimpses.items():
+            if card is None or card.face_down:
+                continue
+            key = f"init.{zone[5:]}" if zone.startswith("init/") else f"{zone}.card"
+            look = card.candidates or ([(card.card, card.confidence)] if card.card else [])
+            if look:
+                self._glimpses.setdefault(key, []).append(look)
+
     def _looks_laid(self, key: str, seen: dict) -> bool:
         """Is a real card seen at `key`: read, or unsure but leaning to one card (a patch of
         cloth taken for a card gives no reading that leans)?"""
@@ -887,7 +961,9 @@ class GameTracker:
         honest = evidence.ranked(lambda c: c in legal or c in open_cards)
         if not honest:
             return None, False
-        if honest[0][0] not in open_cards:
+        if honest[0][0] not in open_cards or honest[0][0] in legal:
+            # (a card the rules allow here anyway, from the other player's deck, say, is no
+            # competitor of the question's)
             best = evidence.ranked(legal.__contains__)
             return (dict(honest).get(best[0][0], 0.0) if best else None), False
         taken, p_taken = honest[0]

@@ -438,3 +438,19 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     first = next(e for e in tracker.events if e.kind == "move")
     assert first.question and later in first.question  # still asked: 0.4 x 0.75 is no proof
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+def test_looks_at_different_pixels_add_up_reads_of_one_look_do_not():
+    from scanner.tracker import CardEvidence
+
+    under_a_piece = [("7H", 0.36), ("5H", 0.27)]
+    e = CardEvidence()
+    for _ in range(5):  # one look, read five times
+        e.add(under_a_piece)
+    assert dict(e.ranked())["7H"] < 0.5 and e.looks == 1
+    e.new_look()  # the card bare, glimpsed before the piece came
+    e.add([("5H", 0.8), ("6H", 0.1)])
+    ranked = e.ranked()
+    assert ranked[0][0] == "5H" and ranked[0][1] > 0.9 and e.looks == 2
+    e.new_look()  # a new look with nothing read yet changes nothing
+    assert e.ranked() == ranked and e.copy().ranked() == ranked
