@@ -794,8 +794,12 @@ class GameTracker:
                 self._apply(parse_action(text))
             except RulesError as exc:
                 self._pending_question = None
-                reasons.append(str(exc))
-                continue
+                moved = self._question_gives_way(card, text)
+                if moved is None:
+                    reasons.append(str(exc))
+                    continue
+                self._apply(parse_action(text))
+                flags.append(moved)
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
@@ -986,6 +990,24 @@ class GameTracker:
                 return share, True
             return None, False
         return 1.0 - share, False
+
+    def _question_gives_way(self, card: str, text: str) -> str | None:
+        """A card read sure here that the rules refuse because an open question went on with
+        it elsewhere: the question takes its next likeliest answer that makes `text` legal
+        (still open). Returns the note for the players, or None (nothing changed)."""
+        for q in self.questions:
+            if not isinstance(q, _CardQuestion) or q.chosen != card:
+                continue
+            for alt, _p in q.ranked():
+                if alt == card or not self._choose(q, alt):
+                    continue
+                if self._legal(text):
+                    q.event.question = q.describe()
+                    return f"{card} was seen here: the open question on {q.place} now goes " \
+                           f"on with {alt}"
+                self._choose(q, card)  # no help: as it was
+                break
+        return None
 
     def _apply(self, action) -> None:
         self.state.apply(action)

@@ -454,3 +454,27 @@ def test_looks_at_different_pixels_add_up_reads_of_one_look_do_not():
     assert ranked[0][0] == "5H" and ranked[0][1] > 0.9 and e.looks == 2
     e.new_look()  # a new look with nothing read yet changes nothing
     assert e.ranked() == ranked and e.copy().ranked() == ranked
+
+
+@pytest.mark.parametrize("seed", [1, 4, 12])
+def test_an_open_question_gives_way_to_a_card_read_sure_elsewhere(seed):
+    """As above, but W is read sure where it is laid later: the rules refuse W twice, so the
+    question on the first card takes its next likeliest (T), still asked, and the later move
+    stands as read."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    j, later_cell, later = _later_same_colour_move(steps, i)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.4,
+                                 candidates=[(later, 0.6), (code, 0.4)])
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps[:j + 1]), tracker.holding
+    first = next(e for e in tracker.events if e.kind == "move")
+    assert first.question and f"going on with {code}" in first.question
+    assert any(f"now goes on with {code}" in f for e in tracker.events for f in e.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
