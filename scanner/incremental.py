@@ -11,8 +11,8 @@ believed. So per frame this stage does three cheap things and one expensive one 
 4. a few zones per frame are re-read anyway, in turn, so that a change too faint for the
    thumbnails is still caught within a couple of seconds;
 5. while the frame is occluded, a zone that changed but lies away from every moving or
-   skin-coloured pixel is glimpsed: its card is read (not its piece) and passed on in
-   `TableReading.glimpses`, never as state. A movement card is laid and then covered by its
+   skin-coloured pixel is glimpsed: where no piece stands on its card, the card is passed on
+   in `TableReading.glimpses`, never as state. A movement card is laid and then covered by its
    unit, often before the hands leave the board: the glimpse is the one uncovered look.
 The result is a full `TableReading` per frame, as `TableScanner.scan` gives, with the stage
 timings (`gate` for steps 1-2) added.
@@ -102,7 +102,11 @@ class IncrementalScanner:
         """Per zone: True where its thumbnail moved away from the one last read."""
         if self._reference is None:
             return np.ones(len(self.zones), bool)
-        diff = np.abs(thumbs - self._reference)
+        return self._differs(thumbs, self._reference)
+
+    def _differs(self, thumbs: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """Per zone: do two sets of thumbnails differ (NaN, never seen, differs)?"""
+        diff = np.nan_to_num(np.abs(thumbs - before), nan=255.0)
         spot = np.partition(diff, diff.shape[1] - 3, axis=1)[:, -3]
         return (diff.mean(1) > self.change_levels) | (spot > SPOT_LEVELS)
 
@@ -163,6 +167,10 @@ class IncrementalScanner:
         else:
             self._reference[todo] = thumbs[todo]
         if self._glimpsed is not None:
+            # a zone that looks as it did when glimpsed: the glimpse saw what this read sees
+            seen = todo & ~np.isnan(self._glimpsed).any(1)
+            like = seen & ~self._differs(thumbs, self._glimpsed)
+            reading.as_glimpsed = {z for z, d in zip(self.zones, like, strict=True) if d}
             self._glimpsed[todo] = np.nan  # read as the table now: the glimpses are done with
         self._last = reading
         reading.timings_ms = {"gate": (t1 - t0) * 1000, **fresh.timings_ms,
@@ -171,10 +179,10 @@ class IncrementalScanner:
         return reading
 
     def _glimpse(self, image: np.ndarray) -> dict:
-        """Cards of an occluded frame at zones that changed since they were last read (or
-        glimpsed) and that no hand is near: nothing moving over the zone's patch, and nothing
-        skin-coloured in it outside the card found there (red pips can pass for skin; a hand
-        over a card reaches beyond it)."""
+        """Bare cards (no piece on them) of an occluded frame at zones that changed since they
+        were last read (or glimpsed) and that no hand is near: nothing moving over the zone's
+        patch, and nothing skin-coloured in it outside the card found there (red pips can pass
+        for skin; a hand over a card reaches beyond it)."""
         occ = self.occlusion
         if occ is None or occ.moving is None or occ.skin is None:
             return {}
@@ -182,10 +190,7 @@ class IncrementalScanner:
         if self._glimpsed is None:
             self._glimpsed = np.full_like(thumbs, np.nan)
         new = self.changed(thumbs)
-        diff = np.abs(thumbs - self._glimpsed)  # NaN (never glimpsed) compares as changed
-        unlike = ~(diff.mean(1) <= self.change_levels) | \
-            ~(np.partition(np.nan_to_num(diff, nan=255.0), diff.shape[1] - 3, axis=1)[:, -3]
-              <= SPOT_LEVELS)
+        unlike = self._differs(thumbs, self._glimpsed)
         masks = self._zone_masks(occ)
         still = ~(masks & occ.moving[None]).any(axis=(1, 2))
         todo = np.flatnonzero(new & unlike & still)
@@ -194,15 +199,18 @@ class IncrementalScanner:
         order = np.abs(thumbs[todo] - self._reference[todo]).mean(1).argsort()[::-1]
         todo = todo[order[:GLIMPSES_PER_FRAME]]
         zones = {self.zones[i] for i in todo}
-        fresh = self.scanner.scan(image, zones=zones, with_pieces=False)
+        fresh = self.scanner.scan(image, zones=zones)
         self.scanner.frame_index -= 1  # a glimpse is not a frame of its own
         out = {}
         for i in todo:
             zone = self.zones[i]
+            cell = fresh.cells.get(zone)
             card = fresh.initiative.get(zone[5:]) if zone.startswith("init/") else \
-                getattr(fresh.cells.get(zone), "card", None)
+                getattr(cell, "card", None)
             if card is None:
                 continue
+            if cell is not None and getattr(cell.piece, "occupied", False) is not False:
+                continue  # a card under a piece (or maybe): the settled frame will see as much
             inside = np.zeros(masks.shape[1:], np.uint8)
             cv2.fillPoly(inside, [np.round(card.corners * occ.scale).astype(np.int32)], 1)
             inside = cv2.dilate(inside, np.ones((3, 3), np.uint8)).astype(bool)

@@ -144,6 +144,7 @@ class _CardQuestion:
     answers: list[str]  # every card the rules allowed there
     evidence: CardEvidence
     chosen: str  # the card standing in the engine now
+    bare_look: bool = False  # whether a look at it with nothing standing on it began
 
     @property
     def events(self) -> list[TableEvent]:
@@ -454,8 +455,11 @@ class GameTracker:
                     values.get(q.key[:-5] + ".unit") is None
                     and parse_cell(q.key[:-5]) not in self.state.units)
                 if clear and self._last_read.get(q.key) is not read:
-                    if reading.changed is not None and _zone(q.key) in reading.changed:
+                    if not q.bare_look and reading.changed is not None:
+                        # the card seen bare after it was first read under its unit: other
+                        # pixels, a witness more (later bare reads are more of the same look)
                         q.evidence.new_look()
+                        q.bare_look = True
                     q.evidence.add(read.candidates or [(read.card, read.confidence)])
         fresh_pieces = {name for name, cell in reading.cells.items() if cell.piece is not None
                         and self._piece_reads.get(name) is not cell.piece} \
@@ -486,7 +490,8 @@ class GameTracker:
                     self.evidence.pop(key, None)
                 evidence = self.evidence.setdefault(key, CardEvidence())
                 if self._glimpses.get(key):
-                    evidence.new_look()
+                    if _zone(key) not in reading.as_glimpsed:
+                        evidence.new_look()  # the glimpse saw other pixels: a witness more
                     for look in self._glimpses[key]:
                         evidence.add(look)
                 if reading.changed is not None and _zone(key) in reading.changed:
@@ -905,6 +910,8 @@ class GameTracker:
             self._pending_question = None
             q = _CardQuestion(key, place, event, len(self.journal) - 1, snap, answers, evidence,
                               event.text.split()[-1])
+            # read bare from the start (no unit on it): later bare reads are the same look
+            q.bare_look = key.startswith("init.") or parse_cell(key[:-5]) not in self.state.units
             event.question = q.describe()
             self.questions.append(q)
 
