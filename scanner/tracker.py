@@ -53,10 +53,10 @@ class CardEvidence:
     list of candidates is a distribution over the deck (the unlisted cards share what the list
     leaves). Reads of one still card are not independent witnesses (the same pixels misread the
     same way), so within one look they are averaged in log space, never multiplied into false
-    certainty. A look ends where the place's pixels changed (a unit stood on the card or left
-    it, a hand's glimpse before the unit came): different pixels are further witnesses, so
-    looks add up, tempered by the square root of their number (one design can fool every look
-    the same way)."""
+    certainty. A new look is the card seen bare where it was read under a piece (a glimpse
+    before its unit came, the unit gone from it): other pixels are a further witness, so looks
+    add up, tempered by the square root of their number (one design can fool every look the
+    same way)."""
 
     N_CODES = 53
 
