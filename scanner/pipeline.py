@@ -164,11 +164,9 @@ class TableScanner:
         """The places read: the 35 cells, then "init/white" and "init/black"."""
         return [key for key, _ in self._zones()]
 
-    def scan(self, image: np.ndarray, zones: set[str] | None = None,
-             with_pieces: bool = True) -> TableReading:
+    def scan(self, image: np.ndarray, zones: set[str] | None = None) -> TableReading:
         """Read a frame: every zone, or only `zones` (see `zone_names`; the others are then
-        left out of the reading, for `scanner.incremental` to fill from earlier frames);
-        `with_pieces=False` reads the cards alone."""
+        left out of the reading, for `scanner.incremental` to fill from earlier frames)."""
         t0 = time.perf_counter()
         reading = TableReading(frame_index=self.frame_index)
         self.frame_index += 1
@@ -227,7 +225,7 @@ class TableScanner:
                 reading.initiative[side] = r
         t2 = time.perf_counter()
         reading.timings_ms["cards"] = (t2 - t1) * 1000
-        if self.pieces is not None and with_pieces:
+        if self.pieces is not None:
             try:
                 for cell, pr in self.pieces.read(image, self.profile, reading.cells).items():
                     if cell in reading.cells:
