@@ -118,9 +118,6 @@ class TableReading:
     # not the table's state, but a look at a card that a piece may cover before the table
     # settles (a movement card is laid, then its unit is set on it)
     glimpses: dict[str, CardReading] = field(default_factory=dict)
-    # settled frames: the zones that look as they did when last glimpsed (the glimpse saw the
-    # same pixels, so it is no further witness)
-    as_glimpsed: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict:
         return {

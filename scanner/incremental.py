@@ -167,10 +167,6 @@ class IncrementalScanner:
         else:
             self._reference[todo] = thumbs[todo]
         if self._glimpsed is not None:
-            # a zone that looks as it did when glimpsed: the glimpse saw what this read sees
-            seen = todo & ~np.isnan(self._glimpsed).any(1)
-            like = seen & ~self._differs(thumbs, self._glimpsed)
-            reading.as_glimpsed = {z for z, d in zip(self.zones, like, strict=True) if d}
             self._glimpsed[todo] = np.nan  # read as the table now: the glimpses are done with
         self._last = reading
         reading.timings_ms = {"gate": (t1 - t0) * 1000, **fresh.timings_ms,

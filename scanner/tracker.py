@@ -490,12 +490,13 @@ class GameTracker:
                     self.evidence.pop(key, None)
                 evidence = self.evidence.setdefault(key, CardEvidence())
                 if self._glimpses.get(key):
-                    if _zone(key) not in reading.as_glimpsed:
-                        evidence.new_look()  # the glimpse saw other pixels: a witness more
+                    evidence.new_look()  # glimpses: the card bare, a look of its own
                     for look in self._glimpses[key]:
                         evidence.add(look)
                 if reading.changed is not None and _zone(key) in reading.changed:
-                    evidence.new_look()  # (unknown changes: every read is of the same look)
+                    # the settled read is a look of its own: after a bare glimpse (the only
+                    # kind kept), the card under its unit; else a fresh start of the evidence
+                    evidence.new_look()
                 evidence.add(card.candidates)
             self._last_read[key] = card
         self._glimpses.clear()  # they were of the table this frame shows: used or not needed
