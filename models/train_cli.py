@@ -20,6 +20,15 @@ def _cards(args: argparse.Namespace) -> int:
         return 2
     from models.cards.train import recalibrate, train
 
+    if args.scenes:
+        from models.cards import finetune
+
+        epochs = 4 if args.epochs == 12 else args.epochs  # 12 is the from-scratch default
+        finetune.finetune(stills=args.scenes, val_stills=args.val_stills, epochs=epochs,
+                          face_epochs=epochs, lr=1e-3 if args.lr == 3e-3 else args.lr,
+                          seed=args.seed, workers=args.workers, threads=args.threads,
+                          out=Path(args.out), start=Path(args.start))
+        return 0
     if args.presence:
         from models.cards import presence
 
@@ -58,10 +67,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--presence", action="store_true",
                    help="train the card-presence check (card_presence.onnx) instead: is there "
                    "a card under a quad the board finder found, or cloth?")
+    p.add_argument("--scenes", type=int, default=0, metavar="N",
+                   help="fine-tune the index and whole-card readers in --start on N rendered "
+                   "table stills cut by the board finder (models/cards/finetune.py); "
+                   "--val-stills picks thresholds, --epochs defaults to 4 here")
+    p.add_argument("--start", default=str(Path(__file__).resolve().parent / "cards"),
+                   help="--scenes: folder of the card_index/card_face models to start from")
     p.add_argument("--stills", type=int, default=1200,
                    help="--presence: rendered training stills (every quad the finder accepts)")
     p.add_argument("--val-stills", type=int, default=200,
-                   help="--presence: rendered stills of other seeds that pick the threshold")
+                   help="--presence, --scenes: rendered stills of other seeds that pick the "
+                   "threshold")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--cards", type=int, default=24000,
                    help="training cards of the decks (4 crops each; the mix adds small cards "
