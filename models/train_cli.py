@@ -13,6 +13,11 @@ def _cards(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
         return 2
+    # fine-tuning (--scenes) starts from trained weights: fewer epochs, a gentler rate
+    if args.epochs is None:
+        args.epochs = 4 if args.scenes else 12
+    if args.lr is None:
+        args.lr = 1e-3 if args.scenes else 3e-3
     if args.cards < 100 or args.epochs < 0 or (args.epochs == 0 and not args.init
                                                 and not args.recalibrate):
         print("error: --cards must be >= 100 and --epochs >= 1 (0 only with --init: export "
@@ -23,9 +28,8 @@ def _cards(args: argparse.Namespace) -> int:
     if args.scenes:
         from models.cards import finetune
 
-        epochs = 4 if args.epochs == 12 else args.epochs  # 12 is the from-scratch default
-        finetune.finetune(stills=args.scenes, val_stills=args.val_stills, epochs=epochs,
-                          face_epochs=epochs, lr=1e-3 if args.lr == 3e-3 else args.lr,
+        finetune.finetune(stills=args.scenes, val_stills=args.val_stills, epochs=args.epochs,
+                          face_epochs=args.epochs, lr=args.lr,
                           seed=args.seed, workers=args.workers, threads=args.threads,
                           out=Path(args.out), start=Path(args.start))
         return 0
@@ -70,7 +74,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--scenes", type=int, default=0, metavar="N",
                    help="fine-tune the index and whole-card readers in --start on N rendered "
                    "table stills cut by the board finder (models/cards/finetune.py); "
-                   "--val-stills picks thresholds, --epochs defaults to 4 here")
+                   "--val-stills picks thresholds")
     p.add_argument("--start", default=str(Path(__file__).resolve().parent / "cards"),
                    help="--scenes: folder of the card_index/card_face models to start from")
     p.add_argument("--stills", type=int, default=1200,
@@ -83,12 +87,13 @@ def register(parser: argparse.ArgumentParser) -> None:
                    help="training cards of the decks (4 crops each; the mix adds small cards "
                    "and procedural faces in proportion)")
     p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
-    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--epochs", type=int, help="training epochs (default 12; 4 with --scenes)")
     p.add_argument("--none-share", type=float, default=0.35,
                    help="share of blank-corner crops seen per epoch")
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
-    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    p.add_argument("--lr", type=float,
+                   help="peak learning rate (default 3e-3; 1e-3 with --scenes)")
     p.add_argument("--init", help="start from these torch weights (.pt) instead of scratch")
     p.add_argument("--recalibrate", action="store_true",
                    help="only re-pick temperature and threshold of the model in --out")

@@ -382,6 +382,11 @@ def _zone(key: str) -> str:
     return key[:-len(".card")] if key.endswith(".card") else key.replace("init.", "init/")
 
 
+def _card_key(zone: str) -> str:
+    """The card key ("d3.card", "init.white") of a scanner's zone ("d3", "init/white")."""
+    return zone.replace("init/", "init.") if zone.startswith("init/") else f"{zone}.card"
+
+
 class GameTracker:
     """Feeds on `TableReading`s, keeps a Royal Battles `GameState` in step with the table."""
 
@@ -879,7 +884,7 @@ class GameTracker:
         for zone, card in reading.glimpses.items():
             if card is None or card.face_down:
                 continue
-            key = f"init.{zone[5:]}" if zone.startswith("init/") else f"{zone}.card"
+            key = _card_key(zone)
             look = card.candidates or ([(card.card, card.confidence)] if card.card else [])
             if look:
                 self._glimpses.setdefault(key, []).append(look)

@@ -26,6 +26,7 @@ from models.cards.train import (
     TARGET_PRECISION,
     VAL_DESIGNS,
     cached_arrays,
+    decide_cards,
     factor_labels,
     fit_epoch,
     fit_temperature,
@@ -89,20 +90,14 @@ def calibrate_fused(index_session, face_session, index_T: float, face_T: float, 
                     n: int, log=print) -> tuple[float, dict]:
     """Fused threshold on validation designs, through the reader's own `fuse`, on the cards
     the reader fuses (narrower than FACE_BELOW_PX)."""
-    from scanner.card_reader import fuse, softmax
+    from scanner.card_reader import softmax
 
     crops, labels, faces, classes = paired_validation(seed, n, VAL_DESIGNS,
                                                       (WIDTHS[0], FACE_BELOW_PX))
     pi = softmax(run_batched(index_session, normalise(crops)) / index_T).reshape(n, 4, -1)
     pf = softmax(run_batched(face_session, normalise(faces)) / face_T)
-    n_cards = CLASSES.index("back")
-    truth, pred, conf = [], [], []
-    for i in range(n):
-        k, down, _, c = fuse(pi[i], pf[i], n_cards, CLASSES.index("back"))
-        truth.append(classes[i] if classes[i] < n_cards else -1)
-        pred.append(-1 if down else k)
-        conf.append(0.0 if down else c)
-    truth, pred, conf = np.array(truth), np.array(pred), np.array(conf)
+    truth = np.where(classes < CLASSES.index("back"), classes, -1)
+    pred, conf = decide_cards(pi, pf)
     thr = threshold_at_precision(conf, pred == truth, TARGET_PRECISION, fallback=0.999999)
     keep = conf >= thr
     has = truth >= 0

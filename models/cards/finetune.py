@@ -26,7 +26,7 @@ import numpy as np
 from models.cards import face as face_recipe
 from models.cards import scenes
 from models.cards import train as index_recipe
-from models.cards.dataset import CLASSES, NONE, PROCEDURAL
+from models.cards.dataset import NONE, PROCEDURAL
 from scanner.rectify import CROP_H, CROP_W, normalise
 
 HERE = Path(__file__).resolve().parent
@@ -83,22 +83,14 @@ def _decks() -> list[str]:
     return [d for d in split()["cards"]["train"] if d not in index_recipe.VAL_DESIGNS]
 
 
-def scene_card_level(probs: np.ndarray, truth: np.ndarray, faces: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Per validation card (4 corner probabilities each, optionally the whole-card
-    probabilities): (predicted class, confidence) as the reader decides."""
-    from scanner.card_reader import combine, fuse
-
-    n_cards, back = CLASSES.index("back"), CLASSES.index("back")
-    pred, conf = [], []
-    for i in range(len(truth)):
-        if faces is None:
-            k, down, _, c = combine(probs[i], n_cards, back)
-        else:
-            k, down, _, c = fuse(probs[i], faces[i], n_cards, back)
-        pred.append(-1 if down else k)
-        conf.append(0.0 if down else c)
-    return np.array(pred), np.array(conf)
+def _answered(name: str, pred: np.ndarray, truth: np.ndarray, conf: np.ndarray,
+              threshold: float) -> dict[str, float]:
+    """Card accuracy, the share answered at `threshold` and how many of those are right."""
+    answered = conf >= threshold
+    return {f"{name}_card_accuracy": float((pred == truth).mean()),
+            f"{name}_answered": float(answered.mean()),
+            f"{name}_answered_precision": float((pred[answered] == truth[answered]).mean())
+            if answered.any() else 0.0}
 
 
 def _epochs(model, X, R, S, pools: list[tuple[np.ndarray, int]], epochs: int, lr: float,
@@ -181,7 +173,7 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
 
     def val_index() -> str:
         p = softmax(index_recipe.logits_of(model, Xv)).reshape(len(vy), 4, -1)
-        pred, _ = scene_card_level(p, vy)
+        pred, _ = index_recipe.decide_cards(p)
         return f", scene val card accuracy {float((pred == vy).mean()):.4f}"
 
     model = index_recipe.make_model()
@@ -199,16 +191,11 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     T = index_recipe.fit_temperature(np.concatenate([lv_syn, lv_scene[keep]]),
                                      np.concatenate([yva, val["labels"].reshape(-1)[keep]]))
     thr_syn, stats = index_recipe.pick_threshold(softmax(lv_syn / T), yva)
-    pred, conf = scene_card_level(softmax(lv_scene / T).reshape(len(vy), 4, -1), vy)
+    pred, conf = index_recipe.decide_cards(softmax(lv_scene / T).reshape(len(vy), 4, -1))
     thr_scene = index_recipe.threshold_at_precision(conf, pred == vy)
     thr = max(thr_syn, thr_scene)
-    answered = conf >= thr
-    stats.update({
-        "threshold_synthetic": thr_syn, "threshold_scenes": thr_scene,
-        "val_scene_card_accuracy": float((pred == vy).mean()),
-        "val_scene_answered": float(answered.mean()),
-        "val_scene_answered_precision": float((pred[answered] == vy[answered]).mean())
-        if answered.any() else 0.0})
+    stats.update({"threshold_synthetic": thr_syn, "threshold_scenes": thr_scene,
+                  **_answered("val_scene", pred, vy, conf, thr)})
     index_meta.update({"temperature": T, "threshold": thr, "finetune": {
         "from": "card_index.onnx (previous commit)", "scene_stills": stills,
         "val_scene_stills": val_stills, "epochs": epochs, "lr": lr, "seed": seed}, **stats})
@@ -233,14 +220,11 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
         flip = torch.rand(len(xb), generator=g) < 0.5
         return torch.where(flip[:, None, None, None], xb.flip(2, 3), xb)
 
-    def val_face() -> str:
-        return (", scene val face accuracy "
-                f"{float((face_recipe_logits().argmax(1) == vy).mean()):.4f}")
-
     fmodel = index_recipe.make_model((face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]))
 
-    def face_recipe_logits() -> np.ndarray:
-        return index_recipe.logits_of(fmodel, FV)
+    def val_face() -> str:
+        lf = index_recipe.logits_of(fmodel, FV)
+        return f", scene val face accuracy {float((lf.argmax(1) == vy).mean()):.4f}"
 
     load_onnx_weights(fmodel, start / "card_face.onnx", log)
     log(f"whole-card reader: {n_f} scene cards + as many synthetic each epoch")
@@ -251,7 +235,7 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
             out / "card_face.onnx", "cards")
     fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log)
     lf_syn = index_recipe.logits_of(fmodel, torch.from_numpy(normalise(fxv)))
-    lf_scene = face_recipe_logits()
+    lf_scene = index_recipe.logits_of(fmodel, FV)
     fT = index_recipe.fit_temperature(np.concatenate([lf_syn, lf_scene]),
                                       np.concatenate([fyv, vy]))
     face_meta = json.loads((start / "card_face.json").read_text())
@@ -264,16 +248,12 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     small = val["widths"] < face_recipe.FACE_BELOW_PX
     pi = softmax(lv_scene / T).reshape(len(vy), 4, -1)[small]
     pf = softmax(lf_scene / fT)[small]
-    pred, conf = scene_card_level(pi, vy[small], pf)
+    pred, conf = index_recipe.decide_cards(pi, pf)
     thr_scene = index_recipe.threshold_at_precision(conf, pred == vy[small], fallback=0.999999)
     fthr = max(face_meta["fused_threshold"], thr_scene)
-    answered = conf >= fthr
     fstats = {"fused_threshold_synthetic": face_meta["fused_threshold"],
               "fused_threshold_scenes": thr_scene,
-              "val_scene_fused_card_accuracy": float((pred == vy[small]).mean()),
-              "val_scene_fused_answered": float(answered.mean()),
-              "val_scene_fused_answered_precision": float(
-                  (pred[answered] == vy[small][answered]).mean()) if answered.any() else 0.0}
+              **_answered("val_scene_fused", pred, vy[small], conf, fthr)}
     face_meta.update({"fused_threshold": fthr, **fstats})
     (out / "card_face.json").write_text(json.dumps(face_meta, indent=1) + "\n")
     log(f"whole card: temperature {fT:.3f}, fused threshold {fthr:.6f}, {fstats}")

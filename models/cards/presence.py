@@ -51,16 +51,35 @@ def _position(rng: np.random.Generator) -> dict:
     return pos
 
 
-def still_examples(seed: int, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """(crops, labels 1 = card) of every quad the finder accepts in one rendered still."""
+def finder_still(seed: int, frame_sizes: list[tuple[int, int]], **scene_args):
+    """One rendered still of a random position (the seed picks its frame size, position and
+    scene; `scene_args` go to `Scene.random`) and the board finder with the still's exact
+    profile (no reader, no presence check): (RenderResult, TableScanner)."""
     from models.renderer import Scene, render_scene
     from scanner.cards_bench import truth_profile
     from scanner.pipeline import TableScanner
 
     rng = np.random.default_rng(seed)
-    w, h = FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
-    res = render_scene(_position(rng), Scene.random(seed, split=split, width=w, height=h))
-    scanner = TableScanner(truth_profile(res.truth), reader=object(), presence=None)  # finder
+    w, h = frame_sizes[int(rng.integers(len(frame_sizes)))]
+    res = render_scene(_position(rng), Scene.random(seed, width=w, height=h, **scene_args))
+    return res, TableScanner(truth_profile(res.truth), reader=object(), presence=None)
+
+
+def cut_by_frame(quad: np.ndarray, w: int, h: int) -> bool:
+    """Does a card's true outline reach beyond a w x h frame?"""
+    return bool((quad < 0).any() or (quad[:, 0] >= w).any() or (quad[:, 1] >= h).any())
+
+
+def finder_missed(quad: np.ndarray, truth_quad: np.ndarray) -> bool:
+    """Is the finder's quad off the true card by more than a quarter of its width?"""
+    width = np.linalg.norm(truth_quad[1] - truth_quad[0])
+    return bool(np.linalg.norm(quad.mean(0) - truth_quad.mean(0)) > 0.25 * width)
+
+
+def still_examples(seed: int, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """(crops, labels 1 = card) of every quad the finder accepts in one rendered still."""
+    res, scanner = finder_still(seed, FRAME_SIZES, split=split)
+    h, w = res.image.shape[:2]
     quads, labels = [], []
     for key in scanner.zone_names():
         q, _step = scanner._find_in_patch(res.image, key)
@@ -76,11 +95,8 @@ def still_examples(seed: int, split: str = "train") -> tuple[np.ndarray, np.ndar
                 continue  # half hidden or cut by the frame: not a clean example either way
         if card:
             truth_q = np.asarray(tr["corners"], np.float32)
-            if (truth_q < 0).any() or (truth_q[:, 0] >= w).any() or (truth_q[:, 1] >= h).any():
-                continue  # cut by the frame's edge
-            width = np.linalg.norm(truth_q[1] - truth_q[0])
-            if np.linalg.norm(q.mean(0) - truth_q.mean(0)) > 0.25 * width:
-                continue  # the finder missed the card: its quad is neither
+            if cut_by_frame(truth_q, w, h) or finder_missed(q, truth_q):
+                continue  # cut by the frame's edge, or missed: the quad is neither
         quads.append(q)
         labels.append(int(card))
     if not quads:

@@ -46,18 +46,12 @@ def _index_region(mask_crop: np.ndarray) -> np.ndarray:
 def still_crops(seed: int, designs: list[str]) -> dict[str, np.ndarray]:
     """Every card the finder outlines in one rendered still of `designs`: corner crops (4 per
     card, label DROP where left out), whole-card thumbnails with their class, and card widths."""
-    from models.cards.presence import _position
-    from models.renderer import Scene, render_scene
-    from scanner.cards_bench import truth_profile
-    from scanner.pipeline import TableScanner
+    from models.cards.presence import cut_by_frame, finder_missed, finder_still
 
-    rng = np.random.default_rng(seed)
-    w, h = FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
-    scene = Scene.random(seed, designs=designs, width=w, height=h)
-    res = render_scene(_position(rng), scene)
+    res, scanner = finder_still(seed, FRAME_SIZES, designs=designs)
+    h, w = res.image.shape[:2]
     occ = res.masks.get("occluder")
     occ = np.zeros((h, w), np.uint8) if occ is None else (occ > 0).astype(np.uint8) * 255
-    scanner = TableScanner(truth_profile(res.truth), reader=object(), presence=None)
     crops, labels, faces, face_labels, widths = [], [], [], [], []
     for key in scanner.zone_names():
         if key.startswith("init/"):
@@ -69,15 +63,13 @@ def still_crops(seed: int, designs: list[str]) -> dict[str, np.ndarray]:
         if not tr or tr.get("card") is None:
             continue
         truth_q = np.asarray(tr["corners"], np.float32)
-        if (truth_q < 0).any() or (truth_q[:, 0] >= w).any() or (truth_q[:, 1] >= h).any():
-            continue  # cut by the frame's edge
+        if cut_by_frame(truth_q, w, h):
+            continue
         q, _step = scanner._find_in_patch(res.image, key)
-        if q is None:
+        if q is None or finder_missed(q, truth_q):
             continue
         width = float(np.linalg.norm(truth_q[1] - truth_q[0]))
         ordered = portrait_order(q)
-        if np.linalg.norm(ordered.mean(0) - truth_q.mean(0)) > 0.25 * width:
-            continue  # the finder missed the card
         # which face corner each quad corner sits on: face top-left (0) and bottom-right (2)
         # carry the index
         d = np.linalg.norm(ordered[:, None] - truth_q[None], axis=2)

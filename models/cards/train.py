@@ -170,22 +170,33 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     return best_t
 
 
+def decide_cards(corner_probs: np.ndarray, face_probs: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per card (n x 4 corner probabilities, and n whole-card probabilities where the reader
+    fuses): (predicted class or -1 for face down, confidence), decided by the reader's own
+    `combine` or `fuse`, so that thresholds picked on them mean what the reader does."""
+    from scanner.card_reader import combine, fuse
+
+    n_cards = back = CLASSES.index("back")  # 52 cards and the joker come before it
+    pred, conf = [], []
+    for i in range(len(corner_probs)):
+        if face_probs is None:
+            k, down, _, c = combine(corner_probs[i], n_cards, back)
+        else:
+            k, down, _, c = fuse(corner_probs[i], face_probs[i], n_cards, back)
+        pred.append(-1 if down else k)
+        conf.append(0.0 if down else c)
+    return np.array(pred), np.array(conf)
+
+
 def card_level(probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validation crops come 4 per card (nw, ne, se, sw): combine them as the reader does.
     Returns per card (truth class or -1 for no card / a back, predicted class, confidence)."""
-    from scanner.card_reader import combine
-
     n_cards = CLASSES.index("back")
-    back = CLASSES.index("back")
-    truth, pred, conf = [], [], []
-    for c in range(len(labels) // 4):
-        lab = labels[4 * c:4 * c + 4]
-        real = [x for x in lab if x < n_cards]
-        truth.append(real[0] if real else -1)
-        k, down, _, cf = combine(probs[4 * c:4 * c + 4], n_cards, back)
-        pred.append(-1 if down else k)
-        conf.append(0.0 if down else cf)
-    return np.array(truth), np.array(pred), np.array(conf)
+    lab = labels[:len(labels) // 4 * 4].reshape(-1, 4)
+    truth = np.array([next((x for x in row if x < n_cards), -1) for row in lab])
+    pred, conf = decide_cards(probs[:len(lab) * 4].reshape(len(lab), 4, -1))
+    return truth, pred, conf
 
 
 def threshold_at_precision(conf: np.ndarray, right: np.ndarray,
