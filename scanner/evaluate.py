@@ -6,6 +6,7 @@ import gzip
 import json
 import statistics
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.royal_battles import CELL_NAMES
@@ -94,16 +95,51 @@ def matched_in_order(got: list[str], want: list[str]) -> int:
     return prev[-1]
 
 
+@dataclass
+class SettledFrames:
+    """Settled frames whose whole table was right, counted three ways:
+
+    - `read_right`: the frame's own reading. A card under a unit cannot be read (its '?' is the
+      right answer), so this stays low however good the readers are;
+    - `tracked_right`: the tracked game as shown on that frame, live. A change is believed only
+      after it was seen on several settled frames, so it lags the table by those frames;
+    - `recorded_right`: the tracked game as shown at the end of the frame's settled stretch: the
+      game's record of that moment, once the hysteresis had seen the table.
+    """
+
+    frames: int = 0
+    read_right: int = 0
+    tracked_right: int = 0
+    recorded_right: int = 0
+    _stretch: list[dict] = field(default_factory=list)
+    _tracked: dict | None = None
+
+    def settled(self, want: dict, read: dict, tracked: dict) -> None:
+        """One settled frame: the truth, the frame's reading and the tracked game's table."""
+        self.frames += 1
+        self.read_right += read == want
+        self.tracked_right += tracked == want
+        self._stretch.append(want)
+        self._tracked = tracked
+
+    def unsettled(self) -> None:
+        """A frame that is not settled (or the end of the video) closes the stretch."""
+        self.recorded_right += sum(w == self._tracked for w in self._stretch)
+        self._stretch.clear()
+
+
 def summary(got: list[str], want: list[str], settled: int, settled_right: int,
             latencies_ms: list[float], tracked_right: int | None = None,
-            cpu_ms: list[float] | None = None) -> dict:
-    """The issue's comparison keys; `tracked_right` (frames whose tracked game showed the
-    table right) and CPU-time percentiles are extras where given."""
+            cpu_ms: list[float] | None = None, recorded_right: int | None = None) -> dict:
+    """The issue's comparison keys; `tracked_right` and `recorded_right` (see SettledFrames)
+    and CPU-time percentiles are extras where given."""
     recovered = matched_in_order(got, want)
     lat = sorted(latencies_ms) or [0.0]
     extra: dict = {}
     if tracked_right is not None:
         extra["settled_frames_tracked_right"] = tracked_right
+    if recorded_right is not None:
+        extra["settled_frames_recorded_right"] = recorded_right
     if cpu_ms:
         cpu = sorted(cpu_ms)
         extra["cpu_ms_p50"] = round(statistics.median(cpu), 2)

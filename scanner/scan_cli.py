@@ -108,7 +108,14 @@ def run(args: argparse.Namespace) -> int:
     from engines.errors import RulesError
 
     from .detections import TableReading
-    from .evaluate import read_truth, reading_table, summary, truth_events, truth_table
+    from .evaluate import (
+        SettledFrames,
+        read_truth,
+        reading_table,
+        summary,
+        truth_events,
+        truth_table,
+    )
     from .occlusion import OcclusionDetector
     from .sources import SourceError, open_source
     from .tracker import GameTracker, visible_table
@@ -169,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
     latencies: list[float] = []
     cpu_times: list[float] = []
-    settled = settled_right = tracked_right = 0
+    settled = SettledFrames()
     registration_note = ""
     frame_no = 0
     with source:
@@ -204,11 +211,12 @@ def run(args: argparse.Namespace) -> int:
             latencies.append((time.perf_counter() - t0) * 1000)
             cpu_times.append((time.process_time() - c0) * 1000)
             if truth_rows and frame_no < len(truth_rows) and truth_rows[frame_no].get("settled"):
-                settled += 1
-                want = truth_table(truth_rows[frame_no])
-                settled_right += reading_table(reading) == want
-                tracked_right += visible_table(tracker.state) == want
+                settled.settled(truth_table(truth_rows[frame_no]), reading_table(reading),
+                                visible_table(tracker.state))
+            else:
+                settled.unsettled()
             frame_no += 1
+        settled.unsettled()
         source_state = source.state.value if hasattr(source.state, "value") else source.state
 
     from engines.royal_battles.position import to_json
@@ -229,8 +237,9 @@ def run(args: argparse.Namespace) -> int:
         want = truth_events(truth_rows)
         asserted = [e.text for e in tracker.events if e.question is None]
         asked = [e.text for e in tracker.events if e.question is not None]
-        result["comparison"] = summary(asserted, want, settled, settled_right, latencies,
-                                       tracked_right, cpu_times)
+        result["comparison"] = summary(asserted, want, settled.frames, settled.read_right,
+                                       latencies, settled.tracked_right, cpu_times,
+                                       settled.recorded_right)
         result["comparison"]["open_question_events"] = len(asked)
         result["comparison"]["open_question_events_likeliest_right"] = sum(
             a in want for a in asked)
@@ -256,7 +265,9 @@ def run(args: argparse.Namespace) -> int:
         c = result["comparison"]
         print(f"moves recovered in order {c['moves_recovered']}/{c['moves']}, spurious events "
               f"{c['spurious_events']}, settled frames fully right {c['settled_frames_right']}/"
-              f"{c['settled_frames']} (tracked game right {c['settled_frames_tracked_right']}), "
+              f"{c['settled_frames']} (tracked game right: "
+              f"{c['settled_frames_tracked_right']} live, "
+              f"{c['settled_frames_recorded_right']} recorded), "
               f"latency p50 {c['latency_ms_p50']} ms, p95 {c['latency_ms_p95']} ms (CPU "
               f"{c['cpu_ms_p50']} / {c['cpu_ms_p95']} ms); open questions: "
               f"{c['open_question_events']} events, likeliest right "

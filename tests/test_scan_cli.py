@@ -42,6 +42,8 @@ def test_scan_with_truth_prints_the_comparison(profile, capsys):
                 "settled_frames_right", "latency_ms_p50", "latency_ms_p95"):
         assert key in out
     assert out["frames"] == 40 and out["moves"] > 0
+    assert 0 <= out["settled_frames_tracked_right"] <= out["settled_frames"]
+    assert 0 <= out["settled_frames_recorded_right"] <= out["settled_frames"]
     assert out["spurious_events"] == 0  # unsure readings may delay events, never invent them
 
 

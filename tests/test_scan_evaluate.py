@@ -28,3 +28,25 @@ def test_truth_events_include_removals_after_attacks():
                                 "c4": {}}}},
     ]
     assert truth_events(rows) == ["white move c2-c3 3H", "black pawn removed c4"]
+
+
+def test_settled_frames_count_the_reading_the_live_game_and_the_record():
+    from scanner.evaluate import SettledFrames
+
+    a, b = {"a1.card": "2C"}, {"a1.card": "3C"}
+    s = SettledFrames()
+    # a stretch showing b: the reading gets it at once, the live game only on its last frame
+    s.settled(b, read=b, tracked=a)
+    s.settled(b, read=b, tracked=a)
+    s.settled(b, read={"a1.card": "?"}, tracked=b)
+    s.unsettled()
+    # a stretch the game never caught up with: the record is wrong for all of it
+    s.settled(a, read=a, tracked=b)
+    s.settled(a, read=a, tracked=b)
+    s.unsettled()
+    s.unsettled()  # hands over the table twice: nothing to close
+    assert (s.frames, s.read_right, s.tracked_right, s.recorded_right) == (5, 4, 1, 3)
+    got = summary([], [], s.frames, s.read_right, [1.0], s.tracked_right,
+                  recorded_right=s.recorded_right)
+    assert got["settled_frames_recorded_right"] == 3
+    assert got["settled_frames_tracked_right"] == 1
