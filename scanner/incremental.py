@@ -195,8 +195,7 @@ class IncrementalScanner:
         order = np.abs(thumbs[todo] - self._reference[todo]).mean(1).argsort()[::-1]
         todo = todo[order[:GLIMPSES_PER_FRAME]]
         zones = {self.zones[i] for i in todo}
-        fresh = self.scanner.scan(image, zones=zones)
-        self.scanner.frame_index -= 1  # a glimpse is not a frame of its own
+        fresh = self.scanner.scan(image, zones=zones, count=False)  # not a frame of its own
         out = {}
         for i in todo:
             zone = self.zones[i]

@@ -164,12 +164,14 @@ class TableScanner:
         """The places read: the 35 cells, then "init/white" and "init/black"."""
         return [key for key, _ in self._zones()]
 
-    def scan(self, image: np.ndarray, zones: set[str] | None = None) -> TableReading:
+    def scan(self, image: np.ndarray, zones: set[str] | None = None,
+             count: bool = True) -> TableReading:
         """Read a frame: every zone, or only `zones` (see `zone_names`; the others are then
-        left out of the reading, for `scanner.incremental` to fill from earlier frames)."""
+        left out of the reading, for `scanner.incremental` to fill from earlier frames).
+        `count=False` reads without counting a frame (a second look at the current one)."""
         t0 = time.perf_counter()
         reading = TableReading(frame_index=self.frame_index)
-        self.frame_index += 1
+        self.frame_index += count
         if image is None or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             reading.message = "no image (unreadable or empty frame)"
             return reading
