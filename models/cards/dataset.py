@@ -25,6 +25,12 @@ DATA_VERSION = "2026-11-21"
 PROCEDURAL = "procedural"  # a design name: faces from models.cards.procedural, new every time
 
 
+def data_version(designs: list[str]) -> object:
+    """What a cache of samples of `designs` is keyed by: what sample() draws, and what the
+    procedural faces look like where they are among the designs."""
+    return (DATA_VERSION, procedural.VERSION) if PROCEDURAL in designs else DATA_VERSION
+
+
 def _background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
     base = rng.integers(0, 256, 3).astype(np.float32)
     if rng.random() < 0.3:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.cards.dataset import CLASSES, DATA_VERSION, PROCEDURAL, make_face_set, sample
+from models.cards.dataset import CLASSES, PROCEDURAL, data_version, make_face_set, sample
 from models.cards.train import (
     HERE,
     TARGET_PRECISION,
@@ -53,7 +53,7 @@ def _cache(seed: int, n: int, designs: list[str]) -> Path:
 
     from models.renderer.assets import cache_dir
 
-    key = hashlib.sha1(repr(("face", DATA_VERSION, seed, n, designs, WIDTHS, FACE_SIZE))
+    key = hashlib.sha1(repr(("face", data_version(designs), seed, n, designs, WIDTHS, FACE_SIZE))
                        .encode()).hexdigest()[:16]
     return cache_dir().parent / "card-crops" / f"face-{key}.npz"
 

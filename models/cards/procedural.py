@@ -21,6 +21,7 @@ import numpy as np
 
 from models.renderer.assets import CARD_H, CARD_W
 
+VERSION = 2  # bump when the faces drawn change: training caches of procedural data key on it
 FONT_PACKAGES = ["fonts-dejavu-core", "fonts-dejavu-extra", "fonts-liberation2",
                  "fonts-freefont-ttf", "fonts-urw-base35"]
 FONT_DIR = Path("/usr/share/fonts")
@@ -75,6 +76,90 @@ def _glyph(text: str, font_path: str, height: int, stroke: int = 0) -> np.ndarra
     a = a[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
     w = max(1, int(round(a.shape[1] * height / a.shape[0])))
     return cv2.resize(a, (w, max(height, 1)), interpolation=cv2.INTER_AREA)
+
+
+def _circle(img: np.ndarray, c: tuple[float, float], r: float) -> None:
+    cv2.circle(img, (int(round(c[0] * 16)), int(round(c[1] * 16))), int(round(r * 16)), 255, -1,
+               cv2.LINE_AA, shift=4)
+
+
+def _poly(img: np.ndarray, pts: list[tuple[float, float]]) -> None:
+    cv2.fillPoly(img, [np.round(np.array(pts) * 16).astype(np.int32)], 255, cv2.LINE_AA, shift=4)
+
+
+def _stem(img: np.ndarray, rng: np.random.Generator, cx: float, top: float, S: float) -> float:
+    """A club's or spade's foot: a flared trapezoid, narrow at the body; returns its bottom."""
+    length = S * rng.uniform(0.16, 0.32)
+    w0, w1 = S * rng.uniform(0.03, 0.1), S * rng.uniform(0.12, 0.42)
+    bottom = top + length
+    if rng.random() < 0.5:  # concave flare: the sides bow inwards
+        ts = np.linspace(0, 1, 8)
+        half = w0 / 2 + (w1 - w0) / 2 * ts ** rng.uniform(1.5, 3.0)
+        ys = top + length * ts
+        _poly(img, [(cx - h, y) for h, y in zip(half, ys, strict=True)]
+              + [(cx + h, y) for h, y in zip(half[::-1], ys[::-1], strict=True)])
+    else:
+        _poly(img, [(cx - w0 / 2, top), (cx + w0 / 2, top), (cx + w1 / 2, bottom),
+                    (cx - w1 / 2, bottom)])
+    return bottom
+
+
+def drawn_suit(suit: str, rng: np.random.Generator, size: int = 160) -> np.ndarray:
+    """A suit symbol drawn from random proportions (float mask 0..1, tight to its ink): clubs
+    from three separate lobes to one plump blob, spades from a slim leaf to a round one with a
+    short point, hearts and diamonds wide or narrow. Fonts give seven shapes per suit; real
+    decks draw many more, and a small club is told from a small spade only by its outline."""
+    S = float(size)
+    img = np.zeros((int(S * 1.6), int(S * 1.6)), np.uint8)
+    cx, cy = S * 0.8, S * 0.6
+    if suit == "C":
+        r = S * rng.uniform(0.17, 0.27)
+        spread = r * rng.uniform(0.75, 1.35)  # small: the lobes merge into one blob
+        drop = r * rng.uniform(0.55, 1.0)
+        lobes = [(cx, cy - spread), (cx - spread * rng.uniform(0.85, 1.1), cy + drop * 0.4),
+                 (cx + spread * rng.uniform(0.85, 1.1), cy + drop * 0.4)]
+        for c in lobes:
+            _circle(img, c, r * rng.uniform(0.92, 1.08))
+        _circle(img, (cx, cy), r * rng.uniform(0.45, 0.9))  # the lobes' join
+        _stem(img, rng, cx, cy + drop * 0.2, S)
+    elif suit in "SH":
+        r = S * rng.uniform(0.17, 0.25)
+        spread = r * rng.uniform(0.7, 1.0)
+        point = S * rng.uniform(0.45, 0.75)  # from the lobes' centres to the tip
+        sgn = -1.0 if suit == "S" else 1.0  # a spade is a heart upside down, on a foot
+        lobe_y = cy + (0.25 * S if suit == "S" else -0.1 * S)
+        for dx in (-spread, spread):
+            _circle(img, (cx + dx, lobe_y), r)
+        # the sides run from the lobes' outer tangents to the tip; bowed a little or straight
+        bow = rng.uniform(-0.08, 0.12) * S
+        side = []
+        for t in np.linspace(0, 1, 9):
+            x = cx - (spread + r * 0.97) * (1 - t)
+            y = lobe_y + sgn * point * t - sgn * bow * math.sin(math.pi * t)
+            side.append((x, y))
+        _poly(img, side + [(2 * cx - x, y) for x, y in side[::-1]]
+              + [(cx + spread, lobe_y), (cx - spread, lobe_y)])
+        if suit == "S":
+            _stem(img, rng, cx, lobe_y, S)
+    else:  # diamond: straight or bowed sides, narrow to wide
+        hw, hh = S * rng.uniform(0.26, 0.42), S * rng.uniform(0.45, 0.6)
+        bow = rng.uniform(-0.05, 0.05) * S
+        pts = []
+        for (x0, y0), (x1, y1) in [((0, -hh), (hw, 0)), ((hw, 0), (0, hh)), ((0, hh), (-hw, 0)),
+                                   ((-hw, 0), (0, -hh))]:
+            n = np.array([y1 - y0, x0 - x1]) / math.hypot(x1 - x0, y1 - y0)
+            for t in np.linspace(0, 1, 8, endpoint=False):
+                b = bow * math.sin(math.pi * t)
+                pts.append((cx + x0 + (x1 - x0) * t + n[0] * b, cy + y0 + (y1 - y0) * t + n[1] * b))
+        _poly(img, pts)
+    a = img.astype(np.float32) / 255
+    ys, xs = np.nonzero(a > 0.3)
+    return a[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+
+
+def _scaled(mask: np.ndarray, height: int) -> np.ndarray:
+    w = max(1, int(round(mask.shape[1] * height / mask.shape[0])))
+    return cv2.resize(mask, (w, max(height, 1)), interpolation=cv2.INTER_AREA)
 
 
 def _stamp(face: np.ndarray, mask: np.ndarray, x: int, y: int, colour: np.ndarray) -> None:
@@ -169,6 +254,8 @@ def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") ->
     sfont = suit_fonts()[int(rng.integers(len(suit_fonts())))]
     outline = rng.random() < 0.05
     schar = (SUIT_OUTLINE if outline else SUIT_CHAR).get(suit, "")
+    # half the decks draw their own suit shapes rather than a font's
+    drawn = drawn_suit(suit, rng) if suit and not outline and rng.random() < 0.5 else None
     if rng.random() < 0.35:  # a printed frame line inside the edge
         m = int(rng.uniform(4, 16))
         cv2.rectangle(face, (m, m), (W - m, H - m), ink.tolist() if rng.random() < 0.5 else
@@ -193,7 +280,7 @@ def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") ->
             marks[0] = cv2.resize(g, (max(1, int(g.shape[1] * rng.uniform(0.6, 0.85))),
                                       g.shape[0]), interpolation=cv2.INTER_AREA)
         suit_h = int(rank_h * rng.uniform(0.55, 1.05))
-        marks.append(_glyph(schar, sfont, suit_h))
+        marks.append(_scaled(drawn, suit_h) if drawn is not None else _glyph(schar, sfont, suit_h))
     x = int(W * rng.uniform(0.03, 0.09))
     y = int(H * rng.uniform(0.025, 0.07))
     beside = (not joker) and rng.random() < 0.12
@@ -225,7 +312,7 @@ def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") ->
     else:
         n = 1 if rank == "A" else int(rank)
         ph = int(H * (rng.uniform(0.25, 0.45) if n == 1 else rng.uniform(0.1, 0.15)))
-        pip = _glyph(SUIT_CHAR[suit], sfont, ph)
+        pip = _scaled(drawn, ph) if drawn is not None else _glyph(SUIT_CHAR[suit], sfont, ph)
         for px, py in _PIPS[n]:
             gx = int(mx0 + px * (mx1 - mx0 - pip.shape[1]))
             gy = int(my0 + py * (my1 - my0 - pip.shape[0]))

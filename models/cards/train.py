@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.cards.dataset import CLASSES, DATA_VERSION, NONE, PROCEDURAL, make_set
+from models.cards.dataset import CLASSES, NONE, PROCEDURAL, data_version, make_set
 from scanner.rectify import CROP_H, CROP_W, normalise
 
 HERE = Path(__file__).resolve().parent
@@ -46,7 +46,8 @@ def _cache_file(seed: int, n_cards: int, designs: list[str],
 
     from models.renderer.assets import cache_dir
 
-    what = (DATA_VERSION, seed, n_cards, designs) + (() if width == WIDE else (tuple(width),))
+    what = (data_version(designs), seed, n_cards, designs) + (
+        () if width == WIDE else (tuple(width),))
     key = hashlib.sha1(repr(what).encode()).hexdigest()[:16]
     return cache_dir().parent / "card-crops" / f"{key}.npz"
 
@@ -54,7 +55,7 @@ def _cache_file(seed: int, n_cards: int, designs: list[str],
 def build_data(seed: int, n_cards: int, designs: list[str], workers: int,
                log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
     """Generated in fixed chunks of 500 cards, each with its own seed, so the result does not
-    depend on the number of workers; cached on disk keyed by DATA_VERSION and the arguments."""
+    depend on the number of workers; cached on disk keyed by data_version() and the arguments."""
     return cached_arrays(_cache_file(seed, n_cards, designs, width),
                          lambda: _generate(seed, n_cards, designs, workers, log, width),
                          f"{n_cards} cards of {len(designs)} designs", log)
