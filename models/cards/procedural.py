@@ -70,12 +70,21 @@ def _glyph(text: str, font_path: str, height: int, stroke: int = 0) -> np.ndarra
     ImageDraw.Draw(img).text((size // 4, size // 4), text, fill=255, font=font,
                              stroke_width=stroke, stroke_fill=255)
     a = np.asarray(img, np.float32) / 255
-    ys, xs = np.nonzero(a > 0.3)
-    if len(xs) == 0:
+    if not (a > 0.3).any():
         return np.zeros((max(height, 1), max(height // 2, 1)), np.float32)
-    a = a[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
-    w = max(1, int(round(a.shape[1] * height / a.shape[0])))
-    return cv2.resize(a, (w, max(height, 1)), interpolation=cv2.INTER_AREA)
+    return _scaled(_tight(a), height)
+
+
+def _tight(a: np.ndarray) -> np.ndarray:
+    """A mask cut down to its ink."""
+    ys, xs = np.nonzero(a > 0.3)
+    return a[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+
+
+def _scaled(mask: np.ndarray, height: int) -> np.ndarray:
+    """A mask scaled to `height` px tall, keeping its proportions."""
+    w = max(1, int(round(mask.shape[1] * height / mask.shape[0])))
+    return cv2.resize(mask, (w, max(height, 1)), interpolation=cv2.INTER_AREA)
 
 
 def _circle(img: np.ndarray, c: tuple[float, float], r: float) -> None:
@@ -152,14 +161,7 @@ def drawn_suit(suit: str, rng: np.random.Generator, size: int = 160) -> np.ndarr
                 b = bow * math.sin(math.pi * t)
                 pts.append((cx + x0 + (x1 - x0) * t + n[0] * b, cy + y0 + (y1 - y0) * t + n[1] * b))
         _poly(img, pts)
-    a = img.astype(np.float32) / 255
-    ys, xs = np.nonzero(a > 0.3)
-    return a[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
-
-
-def _scaled(mask: np.ndarray, height: int) -> np.ndarray:
-    w = max(1, int(round(mask.shape[1] * height / mask.shape[0])))
-    return cv2.resize(mask, (w, max(height, 1)), interpolation=cv2.INTER_AREA)
+    return _tight(img.astype(np.float32) / 255)
 
 
 def _stamp(face: np.ndarray, mask: np.ndarray, x: int, y: int, colour: np.ndarray) -> None:
