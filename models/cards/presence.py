@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +115,7 @@ def build_data(first_seed: int, stills: int, workers: int, log=print,
     cached on disk keyed by DATA_VERSION and the arguments."""
     import hashlib
 
-    from models.cards.train import cached_arrays
+    from models.cards.train import cached_arrays, map_chunks
     from models.renderer.assets import cache_dir
 
     key = hashlib.sha1(repr((DATA_VERSION, first_seed, stills, split)).encode()).hexdigest()[:16]
@@ -125,11 +124,7 @@ def build_data(first_seed: int, stills: int, workers: int, log=print,
     def make():
         t = time.time()
         chunks = [(first_seed + i, min(25, stills - i), split) for i in range(0, stills, 25)]
-        if workers > 1:
-            with ProcessPoolExecutor(workers) as ex:
-                parts = list(ex.map(_chunk, chunks))
-        else:
-            parts = [_chunk(c) for c in chunks]
+        parts = map_chunks(_chunk, chunks, workers)
         x = np.concatenate([p[0] for p in parts])
         y = np.concatenate([p[1] for p in parts])
         log(f"  {stills} stills -> {len(y)} quads ({int((y == 0).sum())} not cards) "

@@ -22,7 +22,6 @@ Needs the 'train' extra's renderer assets; runtime never imports this module.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import cv2
 import numpy as np
@@ -114,6 +113,7 @@ def build(first_seed: int, stills: int, designs: list[str], workers: int = 2,
     on disk keyed by DATA_VERSION and the arguments."""
     import hashlib
 
+    from models.cards.train import map_chunks
     from models.renderer.assets import cache_dir
 
     key = hashlib.sha1(repr((DATA_VERSION, first_seed, stills, sorted(designs)))
@@ -124,11 +124,7 @@ def build(first_seed: int, stills: int, designs: list[str], workers: int = 2,
         return dict(np.load(path))
     t = time.time()
     chunks = [(first_seed + i, min(20, stills - i), tuple(designs)) for i in range(0, stills, 20)]
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            parts = list(ex.map(_chunk, chunks))
-    else:
-        parts = [_chunk(c) for c in chunks]
+    parts = map_chunks(_chunk, chunks, workers)
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     log(f"  {stills} scene stills -> {len(data['face_labels'])} cards in {time.time() - t:.0f}s")
     path.parent.mkdir(parents=True, exist_ok=True)

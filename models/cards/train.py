@@ -73,16 +73,21 @@ def cached_arrays(path: Path, make, what: str, log=print) -> tuple[np.ndarray, n
     return x, y
 
 
+def map_chunks(fn, chunks: list, workers: int) -> list:
+    """`fn` over every chunk of work, in `workers` processes (1: here); results in order, so
+    what is made does not depend on the number of workers."""
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as ex:
+            return list(ex.map(fn, chunks))
+    return [fn(c) for c in chunks]
+
+
 def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
               log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
     chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs, width)
               for i in range((n_cards + 499) // 500)]
     t = time.time()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            parts = list(ex.map(_chunk, chunks))
-    else:
-        parts = [_chunk(c) for c in chunks]
+    parts = map_chunks(_chunk, chunks, workers)
     log(f"  {n_cards} cards -> {sum(len(p[1]) for p in parts)} crops in {time.time() - t:.0f}s")
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
