@@ -489,7 +489,8 @@ class GameTracker:
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
-                if reading.changed is not None and _zone(key) in reading.changed:
+                redrawn = reading.changed is not None and _zone(key) in reading.changed
+                if redrawn:
                     # the place looks different now (a card laid on a patch of cloth taken
                     # for one, a new initiative card): the earlier reads were of something else
                     self.evidence.pop(key, None)
@@ -498,7 +499,7 @@ class GameTracker:
                     evidence.new_look()  # glimpses: the card bare, a look of its own
                     for look in self._glimpses[key]:
                         evidence.add(look)
-                if reading.changed is not None and _zone(key) in reading.changed:
+                if redrawn:
                     # the settled read is a look of its own: after a bare glimpse (the only
                     # kind kept), the card under its unit; else a fresh start of the evidence
                     evidence.new_look()
