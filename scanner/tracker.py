@@ -355,6 +355,28 @@ def _about(read, q: _CardQuestion) -> bool:
     return not q.key.startswith("init.") and _may_be_same(best, q.chosen)
 
 
+def _entries_of(q) -> list[int]:
+    """The journal entries a question's answer is written into."""
+    return [q.entry] if isinstance(q, _CardQuestion) else list(q.entries)
+
+
+def _set_entries(q, entries: list[int]) -> None:
+    if isinstance(q, _CardQuestion):
+        q.entry = entries[0]
+    else:
+        q.entries = entries
+
+
+# what the tracker fills in for the unseen parts of a turn (`_finish_turn`, `_make_room_for`)
+_FILLER_VERBS = ("pass", "no-attack", "keep", "skip-draw", "take-draw")
+
+
+def _is_filler(entry: str) -> bool:
+    """A journal entry the camera did not see but the turn order implied."""
+    words = entry.split()
+    return len(words) >= 2 and (words[1] in _FILLER_VERBS or words[1:] == ["draw", "?"])
+
+
 def _with_card(text: str, code: str) -> str:
     """An action laying a card ("white move c1-c2 3H"), with another card."""
     return " ".join(text.split()[:-1] + [code])
@@ -530,7 +552,7 @@ class GameTracker:
         if answered is not None:
             return answered
         action = parse_action(action_text)
-        self._make_room_for(action.side, action.verb)
+        self._make_room_for(action)
         self._apply(action)
         event = TableEvent(self.frames if frame is None else frame, str(action),
                            action.verb.value, ["confirmed by a player"])
@@ -788,10 +810,8 @@ class GameTracker:
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
-            player = state.players[state.to_move]
             flags = []
-            if player.hand is None and player.hidden_hand_size == 0:
-                player.hidden_hand_size = 1  # a draw we could not see (e.g. after an attack)
+            if self._assume_unseen_draw(state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
                 # a card laid under a unit that stays is only ever read with the unit on it
@@ -1071,11 +1091,40 @@ class GameTracker:
             return True
         return self._finish_turn()
 
-    def _make_room_for(self, side: Side, verb: Verb) -> None:
-        if verb is Verb.MOVE:
-            while self.state.phase is not Phase.MOVEMENT or self.state.to_move is not side:
-                if self.state.is_chance_node() or not self._advance_to_movement():
-                    break
+    def _assume_unseen_draw(self, side: Side) -> bool:
+        """A side seen laying a card with no card known in its hidden hand drew one the camera
+        could not see (e.g. after an attack): the engine is told it holds one."""
+        player = self.state.players[side]
+        if player.hand is None and player.hidden_hand_size == 0:
+            player.hidden_hand_size = 1
+            return True
+        return False
+
+    def _make_room_for(self, action) -> None:
+        """Fill in what the camera never sees (hidden draws, passes, hands kept, no attack)
+        until `action` is due: a move in its side's movement phase, an initiative card when
+        the round asks for it."""
+        for _ in range(32):  # a round of filler is a handful of actions
+            state = self.state
+            if state.is_terminal():
+                return
+            if state.is_chance_node():
+                ev = state.pending[0]
+                if ev.verb is not Verb.DRAW or action.verb is Verb.DRAW:
+                    return  # a seen card (set-up, initiative) is due, or this very draw
+                self._apply(parse_action(f"{ev.side.value} draw ?"))
+                continue
+            if action.verb is Verb.MOVE:
+                if state.phase is Phase.MOVEMENT and state.to_move is action.side:
+                    self._assume_unseen_draw(action.side)
+                    return
+                if not self._advance_to_movement():
+                    return
+            elif action.verb is Verb.INITIATIVE:
+                if not self._finish_turn():
+                    return
+            else:
+                return
 
     def _remove_unit(self, cell: str) -> None:
         """Take a unit off the engine's board (a correction: its attack was not entered)."""
@@ -1189,22 +1238,30 @@ class GameTracker:
         """Replay the journal from `snap` with some entries changed; False (and nothing
         changed) where the rules refuse the result."""
         saved = (self.state, self.journal, self._origin, self._arrived,
-                 [(q, q.snapshot) for q in self.questions])
+                 [(q, q.snapshot, _entries_of(q)) for q in self.questions])
         old = self.journal
         self.state = _with_history(snap.state)
         self.journal = old[:snap.entry]
         self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
         later = [q for q in self.questions if q.snapshot.entry > snap.entry]
+        moved = {i: i for i in range(snap.entry)}  # old journal index -> new one
         try:
             for i in range(snap.entry, len(old)):
                 for q in later:  # later questions replay from the rewritten past
                     if q.snapshot.entry == i:
                         q.snapshot = self._snapshot()
+                length = len(self.journal)
                 self._replay(changes.get(i, old[i]))
-        except RulesError:
+                if len(self.journal) > length:  # (filler the new past has no room for is gone)
+                    moved[i] = len(self.journal) - 1
+            # the past may hold more or less filler now: the questions' actions moved with it
+            for q in self.questions:
+                _set_entries(q, [moved[e] for e in _entries_of(q)])
+        except (RulesError, KeyError):
             self.state, self.journal, self._origin, self._arrived, snaps = saved
-            for q, sn in snaps:
+            for q, sn, entries in snaps:
                 q.snapshot = sn
+                _set_entries(q, entries)
             return False
         return True
 
@@ -1225,7 +1282,20 @@ class GameTracker:
             self.armies[side] = army
             self.journal.append(entry)
         else:
-            self._apply(parse_action(entry))
+            action = parse_action(entry)
+            if _is_filler(entry):
+                # filled in for what the camera could not see: a rewritten past may need other
+                # filler, which the next seen action makes room for
+                try:
+                    self._apply(action)
+                except RulesError:
+                    pass
+                return
+            try:
+                self._apply(action)
+            except RulesError:
+                self._make_room_for(action)
+                self._apply(action)
 
     def _answer(self, action_text: str) -> TableEvent | None:
         """A player's action that answers an open question: settle it (None: it answers none)."""

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from engines.errors import InvalidPositionError
+from engines.errors import IllegalActionError, InvalidPositionError
 from engines.royal_battles import Side, parse_action, parse_cell
 from engines.royal_battles.planner import plan, plan_hidden
 from engines.royal_battles.position import loads, to_json
@@ -93,6 +93,8 @@ def test_hidden_hand_draw_is_unknown():
                       hands={"white": None, "black": []}, phase="pre-turn-draw")
     hidden.apply(parse_action("white take-draw"))
     assert [str(a) for a, _ in hidden.chance_outcomes()] == ["white draw ?"]
+    with pytest.raises(IllegalActionError, match="hand is hidden"):
+        hidden.apply(parse_action("white draw 9C"))  # a named card has no hand to go into
     hidden.apply(parse_action("white draw ?"))
     assert hidden.players[Side.WHITE].hand_size == 1
 

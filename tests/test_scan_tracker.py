@@ -478,3 +478,38 @@ def test_an_open_question_gives_way_to_a_card_read_sure_elsewhere(seed):
     assert first.question and f"going on with {code}" in first.question
     assert any(f"now goes on with {code}" in f for e in tracker.events for f in e.flags)
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+def test_a_corrected_initiative_card_that_makes_a_tie_replays_the_redraw():
+    """White's 2H is read likelier as 2D, so the game goes on as if black (2H) won the
+    initiative and the next pair of cards began a new round, with the turns between filled in
+    (passes, hands kept). A player then names 2H: the same card on both piles is a tie, both
+    draw again, and the replay drops the filler the new past has no room for."""
+    import numpy as np
+
+    from scanner.detections import CardReading
+
+    seed = 16
+    steps = record_game(seed)
+    tie = next(i for i, (a, _) in enumerate(steps) if a == "black initiative 2H")
+    end = next(i for i in range(tie + 3, len(steps)) if steps[i][0].split()[1] == "move")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
+        init = frame.initiative.get("white")
+        if init is not None and init.card == "2H" and not frame.occluded:
+            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
+                                                    card=None, confidence=0.7,
+                                                    candidates=[("2D", 0.7), ("2H", 0.3)])
+        tracker.update(frame)
+    want = truth_events(steps[:end + 1])
+    asked = next(e for e in tracker.events if e.question)
+    assert asked.text == "white initiative 2D"
+    assert [e.text for e in tracker.events if e is not asked] == \
+        [t for t in want if t != "white initiative 2H"], tracker.holding
+    tracker.confirm("white initiative 2H")
+    assert [e.text for e in tracker.events] == want and not tracker.questions
+    j = tracker.journal.index("white initiative 2H")  # the redraw, not a round of passes
+    assert tracker.journal[j:j + 4] == ["white initiative 2H", "black initiative 2H",
+                                        "white initiative JH", "black initiative 10H"]
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+    assert tracker.state.initiative[Side.WHITE].code == steps[end][1]["initiative"]["white"]

@@ -390,6 +390,9 @@ class GameState:
                     raise IllegalActionError(f"{action}: the card must be named "
                                              f"({ev.side.value}'s hand is known)")
                 return
+            if ev.verb is Verb.DRAW and player.hand is None:
+                raise IllegalActionError(f"{action}: {ev.side.value}'s hand is hidden; a "
+                                         "hidden draw is written 'draw ?'")
             if player.unseen[action.card] <= 0:
                 raise IllegalActionError(f"{action}: no {action.card} is left in "
                                          f"{ev.side.value}'s deck")
