@@ -38,6 +38,7 @@ CONSISTENT = 0.05  # an unsure read still supports the believed card at this pro
 LEAN = 0.5  # an unsure read this sure of a card that can't be the believed one is news
 GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open question
 SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
+FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
 
 
 def _normalised(scores: list[float]) -> list[float]:
@@ -434,6 +435,9 @@ class GameTracker:
         # per card key: how often its zone's pixels changed; that count when the engine last
         # agreed with what was seen there (`_misreads_of_agreed`)
         self._changes: dict[str, int] = {}
+        # initiative piles whose pixels changed while their side's card is due: the engine's
+        # card there then (`_news_on_awaited_piles`)
+        self._pile_changed: dict[str, str | None] = {}
         self._agreed_at: dict[str, int] = {}
         # candidates of cards glimpsed while hands were over the board (`_note_glimpses`)
         self._glimpses: dict[str, list[list[tuple[str, float]]]] = {}
@@ -469,6 +473,7 @@ class GameTracker:
         values = reading_values(reading, believed, self._sides_only)
         cards_now = _card_readings(reading)
         if reading.changed is not None:
+            self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
         live = [q for q in self.questions
                 if isinstance(q, _CardQuestion) and self._engine_card(q.key) == q.chosen]
@@ -898,6 +903,22 @@ class GameTracker:
                     and self._agreed_at.get(key) == self._changes.get(key, 0):
                 values[key] = believed[key]
 
+    def _news_on_awaited_piles(self, reading: TableReading, values: dict,
+                               believed: dict) -> None:
+        """An initiative pile whose pixels changed while the rules await its side's card holds
+        a new card, even where it reads like the last one (a club taken for the spade it
+        covers): one deck can't turn up the same card twice, so the rules weigh the read."""
+        awaited = {f"init.{ev.side.value}" for ev in self.state.pending
+                   if ev.verb is Verb.INITIATIVE}
+        for key in awaited:
+            if _zone(key) in reading.changed:
+                self._pile_changed[key] = self._engine_card(key)
+        for key, was in list(self._pile_changed.items()):
+            if key not in awaited or self._engine_card(key) != was:
+                del self._pile_changed[key]  # its new card is in the game now
+            elif values.get(key) == believed.get(key) not in (None, UNREAD):
+                values[key] = UNREAD
+
     def _note_glimpses(self, reading: TableReading) -> None:
         """Keep what an occluded frame glimpsed for the settled frame that follows: a card
         its unit covers at once was seen uncovered only then. Glimpses are never state; they
@@ -1175,7 +1196,9 @@ class GameTracker:
                     q.add_view(origin, name, self._arrived.get(name, -1), kinds)
 
     def _settle_questions(self) -> bool:
-        """Settle every open question whose answer is now at least ACCEPT sure."""
+        """Settle every open question whose answer is now at least SWITCH sure; one whose
+        likeliest answer is another than the game went on with, and FOLLOW likely, goes on
+        with that one, still open."""
         changed = False
         for q in list(self.questions):
             ranked = q.ranked()
@@ -1183,6 +1206,8 @@ class GameTracker:
                 continue
             best, p = ranked[0]
             if p < SWITCH:
+                if best != q.chosen and p >= FOLLOW:
+                    changed |= self._choose(q, best)  # still asked, but the game follows
                 for e in q.events:
                     e.question = q.describe()
                 continue

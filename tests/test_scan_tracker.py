@@ -513,3 +513,71 @@ def test_a_corrected_initiative_card_that_makes_a_tie_replays_the_redraw():
                                         "white initiative JH", "black initiative 10H"]
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
     assert tracker.state.initiative[Side.WHITE].code == steps[end][1]["initiative"]["white"]
+
+
+def test_an_open_placement_follows_its_likeliest_answer_before_it_is_sure():
+    """Set-up kinds lean the wrong way between two cells; later views lean the right way,
+    enough to make it the likelier answer but not enough to settle it: the game goes on with
+    the likelier answer (the log rewritten), and the question stays open."""
+    from scanner.detections import PieceReading
+    from scanner.tracker import FOLLOW, SWITCH, _PlacementQuestion
+
+    steps = record_game(3)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    places = [a.split() for a, _ in steps if a.split()[1] == "place" and a.startswith("white")]
+    (_, _, k1, c1), (_, _, k2, c2) = next(
+        (p, q) for p in places for q in places if p[2] != q[2])
+    tracker = GameTracker(armies)
+    first_move = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    for frame in frames_of(steps[:first_move], _empty(steps), seed=3):
+        for cell, kind in {c1: k2, c2: k1}.items():  # leaning the wrong way
+            p = frame.cells[cell].piece
+            if p is not None and p.piece and p.piece.startswith("white"):
+                frame.cells[cell].piece = PieceReading(
+                    None, 0.9, occupied=True, seen_side="white",
+                    kinds=[(kind, 0.6), (k1 if kind == k2 else k2, 0.4)])
+        tracker.update(frame)
+    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    wrong = q.chosen
+    for origin, kind, other in ((c1, k1, k2), (c2, k2, k1)):  # one more view of each
+        q.add_view(origin, origin, -2, {kind: 0.8, other: 0.2})
+    best, p = q.ranked()[0]
+    assert best != wrong and FOLLOW <= p < SWITCH
+    assert tracker._settle_questions()
+    assert q in tracker.questions and q.chosen == best
+    placed = {e.text for e in tracker.events if e.kind == "place"}
+    assert f"white place {k1} {c1}" in placed and f"white place {k2} {c2}" in placed
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_changed(seed):
+    """White's next initiative card X is read leaning to Y, the card it covers (a club taken
+    for a spade). Its pile's pixels changed while the rules await white's card, and one deck
+    can't turn up Y twice: the rules weigh the read and X goes into the game, flagged."""
+    import numpy as np
+
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
+    r = inits[1]
+    covered, new = steps[inits[0]][0].split()[-1], steps[r][0].split()[-1]
+    if covered == new:
+        pytest.skip("the same card twice cannot be told apart by its pile")
+    end = next(i for i in range(r + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    seen_new = False
+    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
+        frame.changed = set()
+        init = frame.initiative.get("white")
+        if init is not None and init.card == new and not frame.occluded:
+            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
+                                                    card=None, confidence=0.6,
+                                                    candidates=[(covered, 0.6), (new, 0.38)])
+            if not seen_new:
+                frame.changed, seen_new = {"init/white"}, True
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
+    event = next(e for e in tracker.events if e.text == f"white initiative {new}")
+    assert any("after the rules" in f for f in event.flags), (event.flags, event.question)
