@@ -146,6 +146,7 @@ class _CardQuestion:
     evidence: CardEvidence
     chosen: str  # the card standing in the engine now
     bare_look: bool = False  # whether a look at it with nothing standing on it began
+    went_with: list[str] = field(default_factory=list)  # answers the game went on with before
 
     @property
     def events(self) -> list[TableEvent]:
@@ -175,6 +176,7 @@ class _PlacementQuestion:
     snapshot: _Snapshot
     views: dict[tuple[str, str, int], list] = field(default_factory=dict)
     chosen: tuple[str, ...] = ()
+    went_with: list[tuple[str, ...]] = field(default_factory=list)  # as `_CardQuestion`'s
 
     def add_view(self, origin: str, cell: str, arrived: int, kinds: dict[str, float]) -> None:
         view = self.views.setdefault((origin, cell, arrived), [{}, 0])
@@ -1217,11 +1219,12 @@ class GameTracker:
     def _settle(self, q, answer, why: str) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the
         answer the game went on with. False where the rules refuse it (that answer is dropped)."""
-        was = q.chosen
         if not self._choose(q, answer):
             return False
-        if answer != was:
-            why = f"{why} (the game went on with {was})"
+        earlier = [a for a in q.went_with if a != answer]
+        if earlier:
+            shown = [a if isinstance(a, str) else ", ".join(a) for a in earlier]
+            why = f"{why} (the game went on with {'; then '.join(shown)})"
         for e in q.events:
             e.question = None
             e.flags.append(why)
@@ -1256,6 +1259,8 @@ class GameTracker:
                 if side is q.side and origin in kind_of:
                     w = e.text.split()  # "white pawn removed d4"
                     e.text = " ".join([w[0], kind_of[origin]] + w[2:])
+        if q.chosen not in q.went_with:
+            q.went_with.append(q.chosen)
         q.chosen = answer
         return True
 
