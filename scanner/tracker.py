@@ -147,6 +147,10 @@ class _CardQuestion:
     chosen: str  # the card standing in the engine now
     bare_look: bool = False  # whether a look at it with nothing standing on it began
     went_with: list[str] = field(default_factory=list)  # answers the game went on with before
+    # taken at ACCEPT after the rules (the event stands as seen, flagged): kept only so that a
+    # card later seen elsewhere, which the rules say can't be in both places, is weighed
+    # against it; once its answer changes it is an open question like any other
+    watched: bool = False
 
     @property
     def events(self) -> list[TableEvent]:
@@ -477,8 +481,8 @@ class GameTracker:
         if reading.changed is not None:
             self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
-        live = [q for q in self.questions
-                if isinstance(q, _CardQuestion) and self._engine_card(q.key) == q.chosen]
+        live = [q for q in self.questions if isinstance(q, _CardQuestion) and not q.watched
+                and self._engine_card(q.key) == q.chosen]
         for q in live:  # a read of the card in question is evidence, not a new card
             read = cards_now.get(q.key)
             if _about(read, q):
@@ -956,13 +960,14 @@ class GameTracker:
         question."""
         self.events.append(event)
         if self._pending_question is not None:
-            key, place, answers, evidence, snap = self._pending_question
+            key, place, answers, evidence, snap, watched = self._pending_question
             self._pending_question = None
             q = _CardQuestion(key, place, event, len(self.journal) - 1, snap, answers, evidence,
-                              event.text.split()[-1])
+                              event.text.split()[-1], watched=watched)
             # read bare from the start (no unit on it): later bare reads are the same look
             q.bare_look = key.startswith("init.") or parse_cell(key[:-5]) not in self.state.units
-            event.question = q.describe()
+            if not watched:
+                event.question = q.describe()
             self.questions.append(q)
 
     def _legal(self, text: str) -> bool:
@@ -994,6 +999,8 @@ class GameTracker:
             code, p = ranked[0]
             self.beliefs[key].value = code  # later unsure reads that still back it agree
             self._held_card = None
+            self._pending_question = (key, place, [c for c in CARDS if c in legal],
+                                      evidence.copy(), self._snapshot(), True)
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
         if ranked and ranked[0][1] >= GO_ON:
             # the likeliest stands in as an open question; later looks settle it
@@ -1001,7 +1008,7 @@ class GameTracker:
             self.beliefs[key].value = code
             self._held_card = None
             self._pending_question = (key, place, [c for c in CARDS if c in legal],
-                                      evidence.copy(), self._snapshot())
+                                      evidence.copy(), self._snapshot(), False)
             return code, []
         self._held_card = key
         self._held_keys = set(self._diff())
@@ -1164,7 +1171,7 @@ class GameTracker:
 
     def open_questions(self) -> list[str]:
         """What the game went on with unsure, as questions for the players."""
-        return [q.describe() for q in self.questions]
+        return [q.describe() for q in self.questions if not getattr(q, "watched", False)]
 
     def _engine_card(self, key: str) -> str | None:
         """The card the engine has at a card key ("d3.card" or "init.white")."""
@@ -1203,10 +1210,14 @@ class GameTracker:
         with that one, still open."""
         changed = False
         for q in list(self.questions):
+            if getattr(q, "watched", False):
+                continue  # no new evidence comes to it (see `_CardQuestion.watched`)
             ranked = q.ranked()
             if not ranked:
                 continue
             best, p = ranked[0]
+            if isinstance(q, _CardQuestion):
+                p = min(p, self._against_rivals(q, best))
             if p < SWITCH:
                 if best != q.chosen and p >= FOLLOW:
                     changed |= self._choose(q, best)  # still asked, but the game follows
@@ -1215,6 +1226,17 @@ class GameTracker:
                 continue
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
+
+    def _against_rivals(self, q: _CardQuestion, best: str) -> float:
+        """How sure `best` is at q's place when the cards that other questions of the same
+        deck went on with are not ruled out here (they may lie elsewhere after all): the rules
+        narrow q's answers, but they can't make a read of one of those cards evidence for
+        q's best."""
+        owner = q.event.text.split()[0]
+        held = {o.chosen for o in self.questions if isinstance(o, _CardQuestion)
+                and o is not q and o.event.text.split()[0] == owner}
+        allowed = set(q.answers) | held
+        return dict(q.evidence.ranked(allowed.__contains__)).get(best, 0.0)
 
     def _settle(self, q, answer, why: str) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the
@@ -1248,6 +1270,7 @@ class GameTracker:
                 q.options = [o for o in q.options if o != answer]
             return False
         if isinstance(q, _CardQuestion):
+            q.watched = False  # its answer changed: asked like any open question
             old_code = q.chosen
             q.event.text = _with_card(q.event.text, answer)
             if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:

@@ -581,3 +581,57 @@ def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_change
     assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
     event = next(e for e in tracker.events if e.text == f"white initiative {new}")
     assert any("after the rules" in f for f in event.flags), (event.flags, event.question)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 12])  # their first move leaves its cell
+def test_a_card_taken_after_the_rules_gives_way_to_a_card_read_sure_elsewhere(seed):
+    """The first movement card T is read as W at 93 %: sure enough to go on with as seen
+    (flagged 'check it'). When W is laid later and read sure, the rules refuse W twice: the
+    first card is asked again and goes on with T, and the later move stands as read."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    j, later_cell, later = _later_same_colour_move(steps, i)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.93,
+                                 candidates=[(later, 0.93), (code, 0.07)])
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps[:j + 1]), tracker.holding
+    first = next(e for e in tracker.events if e.kind == "move")
+    assert any("after the rules" in f for f in first.flags)
+    assert any(f"now goes on with {code}" in f for e in tracker.events for f in e.flags)
+    assert first.question and f"going on with {code}" in first.question
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question():
+    """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
+    the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
+    read is of AS, which may be the card that lies here after all: no settling on it."""
+    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _CardQuestion
+
+    tracker = GameTracker()
+    cards = ["AC", "AS", "AH", "AD", "2C"]
+
+    def question(key, text, reads, chosen, answers, watched=False):
+        e = CardEvidence()
+        e.add(reads)
+        q = _CardQuestion(key, key, TableEvent(0, text, "move"), 0, None, answers, e, chosen,
+                          watched=watched)
+        tracker.questions.append(q)
+        return q
+
+    question("c3.card", "black move b4-c3 AS", [("AS", 0.92), ("AC", 0.08)], "AS", cards,
+             watched=True)
+    pile = question("init.black", "black initiative AC", [("AS", 0.81), ("AC", 0.19)], "AC",
+                    [c for c in cards if c != "AS"])
+    assert pile.ranked()[0] == ("AC", pytest.approx(1.0, abs=0.01))  # the rules alone
+    assert tracker._against_rivals(pile, "AC") < 0.25
+    assert not tracker._settle_questions() and pile in tracker.questions
+    # the other player's AS is no rival: white's deck has its own
+    tracker.questions[0].event.text = "white move b4-c3 AS"
+    assert tracker._against_rivals(pile, "AC") >= SWITCH
