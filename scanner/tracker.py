@@ -719,6 +719,8 @@ class GameTracker:
         import itertools
 
         state = self.state
+        if self._place_one_sure(seen, frame):
+            return True
         plans: dict[Side, dict[str, str]] = {}
         opened: dict[Side, _PlacementQuestion] = {}
         seen_at_setup: dict[Side, dict[str, dict[str, float]]] = {}
@@ -727,20 +729,13 @@ class GameTracker:
             need = list(state.to_place[side])
             if not need:
                 continue
-            home = "1" if side is Side.WHITE else "5"
-            free = [f + home for f in "aceg" if parse_cell(f + home) not in state.units]
-            cells = sorted((c for c in free if str(seen[f"{c}.unit"]).startswith(side.value)),
-                           key=lambda c: (self._first_seen.get(c, 0), c))
+            cells = self._setup_cells_seen(side, seen)
             if len(cells) < len(need):
                 self.holding = f"waiting for {side.value} to place a unit " \
                                f"({len(need) - len(cells)} to go)"
                 return False
             cells = cells[:len(need)]
-            table = {c: dict(getattr(self._piece_reads.get(c), "kinds", []) or []) for c in cells}
-            for c in cells:  # a reading naming its kind outright counts as that kind
-                read = str(seen[f"{c}.unit"]).split("-")[1]
-                if not table[c] and read != UNKNOWN_KIND:
-                    table[c] = {read: 1.0}
+            table = self._kinds_read(cells, seen)
             options = sorted(set(itertools.permutations(need)))
             scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
                           zip(cells, kinds, strict=True)) for kinds in options]
@@ -772,6 +767,56 @@ class GameTracker:
             for e in q.events:
                 e.question = q.describe()
             self.questions.append(q)
+        return True
+
+    def _setup_cells_seen(self, side: Side, seen: dict) -> list[str]:
+        """The side's free set-up cards with one of its units seen on them, in the order the
+        units appeared."""
+        home = "1" if side is Side.WHITE else "5"
+        free = [f + home for f in "aceg" if parse_cell(f + home) not in self.state.units]
+        return sorted((c for c in free if str(seen[f"{c}.unit"]).startswith(side.value)),
+                      key=lambda c: (self._first_seen.get(c, 0), c))
+
+    def _kinds_read(self, cells: list[str], seen: dict) -> dict[str, dict[str, float]]:
+        """Per cell, the classifier's kind probabilities (a reading naming its kind outright
+        counts as that kind)."""
+        table = {c: dict(getattr(self._piece_reads.get(c), "kinds", []) or []) for c in cells}
+        for c in cells:
+            read = str(seen[f"{c}.unit"]).split("-")[1]
+            if not table[c] and read != UNKNOWN_KIND:
+                table[c] = {read: 1.0}
+        return table
+
+    def _place_one_sure(self, seen: dict, frame: int) -> bool:
+        """Before every unit is down, the side to place places the first unit it put on the
+        table where its kind is already ACCEPT sure: over every way the army's kinds left can
+        go to the units seen so far, not from its own reading alone (a kind read
+        confidently elsewhere can still take the kind it needs). So the record follows the
+        table unit by unit rather than all at once."""
+        import itertools
+
+        side = self.state.to_move
+        need = list(self.state.to_place[side])
+        cells = self._setup_cells_seen(side, seen)
+        if not cells or len(cells) >= len(need):
+            return False  # nothing to place, or all there: decided together
+        table = self._kinds_read(cells, seen)
+        options = sorted(set(itertools.permutations(need, len(cells))))
+        scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
+                      zip(cells, kinds, strict=True)) for kinds in options]
+        marginal: dict[str, float] = {}
+        for kinds, p in zip(options, _normalised(scores), strict=True):
+            marginal[kinds[0]] = marginal.get(kinds[0], 0.0) + p
+        kind, p = max(marginal.items(), key=lambda kp: kp[1])
+        if p < ACCEPT:
+            return False
+        cell = cells[0]
+        read = str(seen[f"{cell}.unit"]).split("-")[1]
+        flags = [] if read == kind else [
+            f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
+            f"army makes it a {kind}: check it"]
+        self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+        self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
         return True
 
     def _placeable(self) -> set[str]:
@@ -1290,19 +1335,23 @@ class GameTracker:
     def _rewrite(self, snap: _Snapshot, changes: dict[int, str]) -> bool:
         """Replay the journal from `snap` with some entries changed; False (and nothing
         changed) where the rules refuse the result."""
+        if any(i < snap.entry for i in changes):  # a change the replay would not reach
+            return False
         saved = (self.state, self.journal, self._origin, self._arrived,
                  [(q, q.snapshot, _entries_of(q)) for q in self.questions])
         old = self.journal
         self.state = _with_history(snap.state)
         self.journal = old[:snap.entry]
         self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
-        later = [q for q in self.questions if q.snapshot.entry > snap.entry]
+        later: dict[int, list] = {}  # old journal index -> questions whose snapshot is there
+        for q in self.questions:
+            if q.snapshot.entry > snap.entry:
+                later.setdefault(q.snapshot.entry, []).append(q)
         moved = {i: i for i in range(snap.entry)}  # old journal index -> new one
         try:
             for i in range(snap.entry, len(old)):
-                for q in later:  # later questions replay from the rewritten past
-                    if q.snapshot.entry == i:
-                        q.snapshot = self._snapshot()
+                for q in later.pop(i, []):  # later questions replay from the rewritten past
+                    q.snapshot = self._snapshot()
                 length = len(self.journal)
                 self._replay(changes.get(i, old[i]))
                 if len(self.journal) > length:  # (filler the new past has no room for is gone)

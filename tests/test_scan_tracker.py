@@ -3,6 +3,7 @@
 import pytest
 
 from engines.royal_battles import Side
+from engines.royal_battles.board import parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
 from scanner.tracker import GameTracker, replay_journal
@@ -635,3 +636,73 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     # the other player's AS is no rival: white's deck has its own
     tracker.questions[0].event.text = "white move b4-c3 AS"
     assert tracker._against_rivals(pile, "AC") >= SWITCH
+
+
+def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
+    """The reverse of the tie above: white's 2H leans to 2H, so the game goes on with a tie
+    and a redraw. A later movement card is read unsure (a second question). A player names
+    another card for white's: no tie, so the turns before the redraw's cards are filled in and the
+    journal grows. The later question still points at its own action, so answering it
+    rewrites that action and nothing else."""
+    import numpy as np
+
+    from scanner.detections import CardReading
+    from scanner.tracker import _CardQuestion
+
+    seed = 16
+    steps = record_game(seed)
+    tie = next(i for i, (a, _) in enumerate(steps) if a == "black initiative 2H")
+    move = next(i for i in range(tie + 3, len(steps)) if steps[i][0].split()[1] == "move")
+    cell = steps[move][0].split()[2].split("-")[1]
+    code = steps[move][0].split()[-1]
+    end = next(i for i in range(move + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    shown = {a.split()[-1] for a, _ in steps[:end + 1] if a.startswith("white")}
+    other = next(c for c in ("2D", "2S", "2C") if c not in shown)  # white's, still in its deck
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
+        init = frame.initiative.get("white")
+        if init is not None and init.card == "2H" and not frame.occluded:
+            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
+                                                    card=None, confidence=0.6,
+                                                    candidates=[("2H", 0.6), (other, 0.4)])
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.6,
+                                 candidates=[(code, 0.6), ("JK", 0.4)])
+        tracker.update(frame)
+    later = next(q for q in tracker.questions
+                 if isinstance(q, _CardQuestion) and q.key == f"{cell}.card")
+    before = len(tracker.journal)
+    tracker.confirm(f"white initiative {other}")
+    assert len(tracker.journal) > before  # the tie's redraw became a round played out
+    tracker.confirm(" ".join(later.event.text.split()[:-1] + ["JK"]))
+    assert tracker.journal[later.entry] == later.event.text and later.event.text.endswith("JK")
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+    top = tracker.state.top(parse_cell(cell))
+    assert top.card.code == "JK"
+
+
+def test_a_unit_read_sure_is_placed_before_its_army_is_all_down():
+    """At set-up the record follows the table unit by unit: a unit whose kind is sure is
+    placed while the others are still to come; one read 50/50 waits for the rest."""
+    from scanner.detections import PieceReading
+
+    steps = record_game(3)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    first = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "place")
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps[:first + 1], _empty(steps), seed=3):
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps[:first + 1])
+    # the same, with the first unit's kind unsure between two the army has
+    _, _, kind, cell = steps[first][0].split()
+    other = next(k for k in armies[Side.WHITE] if k != kind)
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps[:first + 1], _empty(steps), seed=3):
+        p = frame.cells[cell].piece
+        if p is not None and p.piece and p.piece.startswith("white"):
+            frame.cells[cell].piece = PieceReading(None, 0.5, occupied=True, seen_side="white",
+                                                   kinds=[(kind, 0.5), (other, 0.5)])
+        tracker.update(frame)
+    assert not any(e.kind == "place" for e in tracker.events)
+    assert "to go" in tracker.holding
