@@ -10,7 +10,11 @@ A card or a placement the rules leave standing but the camera can't settle to AC
 the game: the likeliest reading stands in the engine as an *open question* (its events are marked,
 never counted as seen), and later looks settle it: a card read again once the unit on it has left,
 a unit's kind seen again from every cell it moves to. A settled answer that differs from the one
-standing is written back into the journal and the engine is rebuilt from it.
+standing is written back into the journal and the engine is rebuilt from it. The rebuild replays
+what was seen and fills in anew what was not (passes, hidden draws, hands kept): a rewritten card
+can change whose turn it was, or make a round a tie to be drawn again. A card taken on the rules'
+word (ACCEPT sure, flagged) is kept watched: when the same card is later seen elsewhere, the two
+places are weighed together as for an open question.
 
 Attacks are invisible: the tracker leaves them to the players (`resolve_attack`), and where a
 unit vanishes from the table without enough recorded damage it says so.
