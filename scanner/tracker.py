@@ -410,6 +410,14 @@ def _card_readings(reading: TableReading) -> dict[str, object]:
     return out
 
 
+def _assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
+                       options: list[tuple[str, ...]]) -> list[float]:
+    """Log likelihood of each way of giving `cells` the kinds of an option, from the kind
+    probabilities read per cell (a kind never read is not impossible: floor 1e-3)."""
+    return [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
+                zip(cells, kinds, strict=True)) for kinds in options]
+
+
 def _zone(key: str) -> str:
     """The scanner's zone ("d3", "init/white") of a card key ("d3.card", "init.white")."""
     return key[:-len(".card")] if key.endswith(".card") else key.replace("init.", "init/")
@@ -741,8 +749,7 @@ class GameTracker:
             cells = cells[:len(need)]
             table = self._kinds_read(cells, seen)
             options = sorted(set(itertools.permutations(need)))
-            scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
-                          zip(cells, kinds, strict=True)) for kinds in options]
+            scores = _assignment_scores(cells, table, options)
             probs = _normalised(scores)
             best = int(max(range(len(options)), key=lambda i: scores[i]))
             p = probs[best]
@@ -756,12 +763,7 @@ class GameTracker:
             side = state.to_move
             cell = next(iter(plans[side]))
             kind = plans[side].pop(cell)
-            read = str(seen[f"{cell}.unit"]).split("-")[1]
-            flags = [] if read == kind else [
-                f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
-                f"army makes it a {kind}: check it"]
-            self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
-            self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
+            self._place_unit(side, cell, kind, seen, frame)
             if side in opened:
                 opened[side].events.append(self.events[-1])
                 opened[side].entries.append(len(self.journal) - 1)
@@ -806,22 +808,24 @@ class GameTracker:
             return False  # nothing to place, or all there: decided together
         table = self._kinds_read(cells, seen)
         options = sorted(set(itertools.permutations(need, len(cells))))
-        scores = [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
-                      zip(cells, kinds, strict=True)) for kinds in options]
+        scores = _assignment_scores(cells, table, options)
         marginal: dict[str, float] = {}
         for kinds, p in zip(options, _normalised(scores), strict=True):
             marginal[kinds[0]] = marginal.get(kinds[0], 0.0) + p
         kind, p = max(marginal.items(), key=lambda kp: kp[1])
         if p < ACCEPT:
             return False
-        cell = cells[0]
+        self._place_unit(side, cells[0], kind, seen, frame)
+        return True
+
+    def _place_unit(self, side: Side, cell: str, kind: str, seen: dict, frame: int) -> None:
+        """Place a unit of the kind the army decided, flagged where the reading said else."""
         read = str(seen[f"{cell}.unit"]).split("-")[1]
         flags = [] if read == kind else [
             f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
             f"army makes it a {kind}: check it"]
         self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
         self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
-        return True
 
     def _placeable(self) -> set[str]:
         """The cells the side to place may put a unit on now (its free set-up cards)."""
