@@ -119,11 +119,37 @@ def _first_move(steps):
     raise AssertionError("no move")
 
 
+def _blur_card(frame, cell, code, candidates, confidence=None) -> bool:
+    """On a settled frame, the card `code` on `cell` read unsure with these candidates (as a
+    camera gives); True where it was."""
+    from scanner.detections import CardReading
+
+    c = frame.cells.get(cell)
+    if c is None or c.card is None or c.card.card != code or frame.occluded:
+        return False
+    c.card = CardReading(card=None, candidates=candidates,
+                         confidence=candidates[0][1] if confidence is None else confidence)
+    return True
+
+
+def _blur_initiative(frame, side, code, candidates) -> bool:
+    """The same for the card `code` on `side`'s initiative pile (found, so with corners)."""
+    import numpy as np
+
+    from scanner.detections import CardReading
+
+    init = frame.initiative.get(side)
+    if init is None or init.card != code or frame.occluded:
+        return False
+    frame.initiative[side] = CardReading(corners=np.zeros((4, 2), np.float32), card=None,
+                                         confidence=candidates[0][1], candidates=candidates)
+    return True
+
+
 def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False, blurred_reads=None):
     """A game read perfectly, except the first movement card: from the frame it is laid on,
     every read (or the first `blurred_reads`) is unsure between it and a twin (fresh
     readings, as a camera gives)."""
-    from scanner.detections import CardReading
 
     steps = record_game(seed)
     i, cell, code = _first_move(steps)
@@ -133,12 +159,9 @@ def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False, blurr
     tracker = GameTracker(armies)
     blurred = 0
     for frame in frames_of(steps[:i + 1] if upto_move else steps, _empty(steps), seed=seed):
-        c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == code and not frame.occluded \
-                and (blurred_reads is None or blurred < blurred_reads):
-            blurred += 1
-            c.card = CardReading(card=None, confidence=0.4, candidates=[
-                (code, p_true), (twin, p_twin), (third, 0.02)])
+        if blurred_reads is None or blurred < blurred_reads:
+            blurred += _blur_card(frame, cell, code,
+                                  [(code, p_true), (twin, p_twin), (third, 0.02)], 0.4)
         tracker.update(frame)
     return steps, tracker, code, twin
 
@@ -429,7 +452,6 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     """The first movement card T is read likelier as W, a card its side lays later; the game
     goes on with W in question. When W is laid and read clearly enough, W cannot be in two
     places: the two places are weighed together and the question takes T, still asked."""
-    from scanner.detections import CardReading
 
     steps = record_game(seed)
     i, cell, code = _first_move(steps)
@@ -439,9 +461,7 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
         for name, (truth, candidates) in reads.items():
-            c = frame.cells.get(name)
-            if c is not None and c.card is not None and c.card.card == truth and not frame.occluded:
-                c.card = CardReading(card=None, confidence=0.4, candidates=candidates)
+            _blur_card(frame, name, truth, candidates, 0.4)
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps[:j + 1]), tracker.holding
     first = next(e for e in tracker.events if e.kind == "move")
@@ -473,17 +493,13 @@ def test_a_card_gives_way_to_the_same_card_read_sure_elsewhere(seed, p_later):
     (flagged 'check it'; seeds whose first move leaves its cell, where ACCEPT applies). When W
     is laid and read sure, the rules refuse W twice: the first card takes its next likeliest
     (T), asked, and the later move stands as read."""
-    from scanner.detections import CardReading
 
     steps = record_game(seed)
     i, cell, code = _first_move(steps)
     j, later_cell, later = _later_same_colour_move(steps, i)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
-        c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
-            c.card = CardReading(card=None, confidence=p_later,
-                                 candidates=[(later, p_later), (code, 1.0 - p_later)])
+        _blur_card(frame, cell, code, [(later, p_later), (code, 1.0 - p_later)])
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps[:j + 1]), tracker.holding
     first = next(e for e in tracker.events if e.kind == "move")
@@ -499,9 +515,7 @@ def test_a_corrected_initiative_card_that_makes_a_tie_replays_the_redraw():
     initiative and the next pair of cards began a new round, with the turns between filled in
     (passes, hands kept). A player then names 2H: the same card on both piles is a tie, both
     draw again, and the replay drops the filler the new past has no room for."""
-    import numpy as np
 
-    from scanner.detections import CardReading
 
     seed = 16
     steps = record_game(seed)
@@ -509,11 +523,7 @@ def test_a_corrected_initiative_card_that_makes_a_tie_replays_the_redraw():
     end = next(i for i in range(tie + 3, len(steps)) if steps[i][0].split()[1] == "move")
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
-        init = frame.initiative.get("white")
-        if init is not None and init.card == "2H" and not frame.occluded:
-            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
-                                                    card=None, confidence=0.7,
-                                                    candidates=[("2D", 0.7), ("2H", 0.3)])
+        _blur_initiative(frame, "white", "2H", [("2D", 0.7), ("2H", 0.3)])
         tracker.update(frame)
     want = truth_events(steps[:end + 1])
     asked = next(e for e in tracker.events if e.question)
@@ -556,9 +566,7 @@ def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_change
     """White's next initiative card X is read leaning to Y, the card it covers (a club taken
     for a spade). Its pile's pixels changed while the rules await white's card, and one deck
     can't turn up Y twice: the rules weigh the read and X goes into the game, flagged."""
-    import numpy as np
 
-    from scanner.detections import CardReading
 
     steps = record_game(seed)
     inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
@@ -571,13 +579,9 @@ def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_change
     seen_new = False
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
         frame.changed = set()
-        init = frame.initiative.get("white")
-        if init is not None and init.card == new and not frame.occluded:
-            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
-                                                    card=None, confidence=0.6,
-                                                    candidates=[(covered, 0.6), (new, 0.38)])
-            if not seen_new:
-                frame.changed, seen_new = {"init/white"}, True
+        if _blur_initiative(frame, "white", new, [(covered, 0.6), (new, 0.38)]) \
+                and not seen_new:
+            frame.changed, seen_new = {"init/white"}, True
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
     event = next(e for e in tracker.events if e.text == f"white initiative {new}")
@@ -619,9 +623,7 @@ def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
     another card for white's: no tie, so the turns before the redraw's cards are filled in and the
     journal grows. The later question still points at its own action, so answering it
     rewrites that action and nothing else."""
-    import numpy as np
 
-    from scanner.detections import CardReading
     from scanner.tracker import _CardQuestion
 
     seed = 16
@@ -635,15 +637,8 @@ def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
     other = next(c for c in ("2D", "2S", "2C") if c not in shown)  # white's, still in its deck
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
-        init = frame.initiative.get("white")
-        if init is not None and init.card == "2H" and not frame.occluded:
-            frame.initiative["white"] = CardReading(corners=np.zeros((4, 2), np.float32),
-                                                    card=None, confidence=0.6,
-                                                    candidates=[("2H", 0.6), (other, 0.4)])
-        c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == code and not frame.occluded:
-            c.card = CardReading(card=None, confidence=0.6,
-                                 candidates=[(code, 0.6), ("JK", 0.4)])
+        _blur_initiative(frame, "white", "2H", [("2H", 0.6), (other, 0.4)])
+        _blur_card(frame, cell, code, [(code, 0.6), ("JK", 0.4)])
         tracker.update(frame)
     later = next(q for q in tracker.questions
                  if isinstance(q, _CardQuestion) and q.key == f"{cell}.card")
