@@ -185,6 +185,7 @@ class _PlacementQuestion:
     views: dict[tuple[str, str, int], list] = field(default_factory=dict)
     chosen: tuple[str, ...] = ()
     went_with: list[tuple[str, ...]] = field(default_factory=list)  # as `_CardQuestion`'s
+    watched = False  # a placement is always asked (see `_CardQuestion.watched`)
 
     def add_view(self, origin: str, cell: str, arrived: int, kinds: dict[str, float]) -> None:
         view = self.views.setdefault((origin, cell, arrived), [{}, 0])
@@ -1224,7 +1225,7 @@ class GameTracker:
 
     def open_questions(self) -> list[str]:
         """What the game went on with unsure, as questions for the players."""
-        return [q.describe() for q in self.questions if not getattr(q, "watched", False)]
+        return [q.describe() for q in self.questions if not q.watched]
 
     def _engine_card(self, key: str) -> str | None:
         """The card the engine has at a card key ("d3.card" or "init.white")."""
@@ -1263,7 +1264,7 @@ class GameTracker:
         with that one, still open."""
         changed = False
         for q in list(self.questions):
-            if getattr(q, "watched", False):
+            if q.watched:
                 continue  # no new evidence comes to it (see `_CardQuestion.watched`)
             ranked = q.ranked()
             if not ranked:
