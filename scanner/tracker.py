@@ -23,6 +23,7 @@ unit vanishes from the table without enough recorded damage it says so.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from engines.errors import RulesError
@@ -365,6 +366,22 @@ def _about(read, q: _CardQuestion) -> bool:
     if dict(q.ranked()).get(best, 0.0) >= CONSISTENT:
         return True
     return not q.key.startswith("init.") and _may_be_same(best, q.chosen)
+
+
+def _owner(q: _CardQuestion) -> str:
+    """The side whose deck a question's card came from ("white", "black")."""
+    return q.event.text.split()[0]
+
+
+def _against_rivals(q: _CardQuestion, best: str, held: dict[str, Counter]) -> float:
+    """How sure `best` is at q's place when the cards that other questions of the same deck
+    went on with (`GameTracker._cards_held`) are not ruled out here (they may lie elsewhere
+    after all): the rules narrow q's answers, but they can't make a read of one of those cards
+    evidence for q's best."""
+    others = held.get(_owner(q), Counter()).copy()
+    others[q.chosen] -= 1  # q's own card is no rival of itself
+    allowed = set(q.answers) | {c for c, n in others.items() if n > 0}
+    return dict(q.evidence.ranked(allowed.__contains__)).get(best, 0.0)
 
 
 def _entries_of(q) -> list[int]:
@@ -1263,6 +1280,7 @@ class GameTracker:
         likeliest answer is another than the game went on with, and FOLLOW likely, goes on
         with that one, still open."""
         changed = False
+        held = self._cards_held()  # once per frame, not once per question
         for q in list(self.questions):
             if q.watched:
                 continue  # no new evidence comes to it (see `_CardQuestion.watched`)
@@ -1270,8 +1288,8 @@ class GameTracker:
             if not ranked:
                 continue
             best, p = ranked[0]
-            if isinstance(q, _CardQuestion):
-                p = min(p, self._against_rivals(q, best))
+            if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
+                p = min(p, _against_rivals(q, best, held))
             if p < SWITCH:
                 if best != q.chosen and p >= FOLLOW:
                     changed |= self._choose(q, best)  # still asked, but the game follows
@@ -1281,16 +1299,13 @@ class GameTracker:
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
 
-    def _against_rivals(self, q: _CardQuestion, best: str) -> float:
-        """How sure `best` is at q's place when the cards that other questions of the same
-        deck went on with are not ruled out here (they may lie elsewhere after all): the rules
-        narrow q's answers, but they can't make a read of one of those cards evidence for
-        q's best."""
-        owner = q.event.text.split()[0]
-        held = {o.chosen for o in self.questions if isinstance(o, _CardQuestion)
-                and o is not q and o.event.text.split()[0] == owner}
-        allowed = set(q.answers) | held
-        return dict(q.evidence.ranked(allowed.__contains__)).get(best, 0.0)
+    def _cards_held(self) -> dict[str, Counter]:
+        """Per deck (its owner), how many card questions went on with each card."""
+        held: dict[str, Counter] = {}
+        for q in self.questions:
+            if isinstance(q, _CardQuestion):
+                held.setdefault(_owner(q), Counter())[q.chosen] += 1
+        return held
 
     def _settle(self, q, answer, why: str) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the

@@ -592,7 +592,7 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
     read is of AS, which may be the card that lies here after all: no settling on it."""
-    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _CardQuestion
+    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
 
     tracker = GameTracker()
     cards = ["AC", "AS", "AH", "AD", "2C"]
@@ -610,11 +610,11 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     pile = question("init.black", "black initiative AC", [("AS", 0.81), ("AC", 0.19)], "AC",
                     [c for c in cards if c != "AS"])
     assert pile.ranked()[0] == ("AC", pytest.approx(1.0, abs=0.01))  # the rules alone
-    assert tracker._against_rivals(pile, "AC") < 0.25
+    assert _against_rivals(pile, "AC", tracker._cards_held()) < 0.25
     assert not tracker._settle_questions() and pile in tracker.questions
     # the other player's AS is no rival: white's deck has its own
     tracker.questions[0].event.text = "white move b4-c3 AS"
-    assert tracker._against_rivals(pile, "AC") >= SWITCH
+    assert _against_rivals(pile, "AC", tracker._cards_held()) >= SWITCH
 
 
 def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
