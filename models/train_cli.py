@@ -31,7 +31,8 @@ def _cards(args: argparse.Namespace) -> int:
         finetune.finetune(stills=args.scenes, val_stills=args.val_stills, epochs=args.epochs,
                           face_epochs=args.epochs, lr=args.lr,
                           seed=args.seed, workers=args.workers, threads=args.threads,
-                          out=Path(args.out), start=Path(args.start))
+                          out=Path(args.out), start=Path(args.start),
+                          index=not args.keep_index)
         return 0
     if args.presence:
         from models.cards import presence
@@ -48,7 +49,7 @@ def _cards(args: argparse.Namespace) -> int:
             return 0
         face.train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards,
                    epochs=args.epochs, threads=args.threads, out=Path(args.out), lr=args.lr,
-                   init=args.init)
+                   init=args.init, workers=args.workers)
         return 0
     if args.recalibrate:
         recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,
@@ -75,6 +76,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                    help="fine-tune the index and whole-card readers in --start on N rendered "
                    "table stills cut by the board finder (models/cards/finetune.py); "
                    "--val-stills picks thresholds")
+    p.add_argument("--keep-index", action="store_true",
+                   help="--scenes: fine-tune only the whole-card reader; the index reader is "
+                   "copied from --start as it is")
     p.add_argument("--start", default=str(Path(__file__).resolve().parent / "cards"),
                    help="--scenes: folder of the card_index/card_face models to start from")
     p.add_argument("--stills", type=int, default=1200,

@@ -18,6 +18,7 @@ Needs the 'train' extra (torch CPU, onnx); runtime never imports this module.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -128,27 +129,16 @@ def _export(model, shape: tuple[int, int], path: Path, input_name: str) -> None:
                       opset_version=17, dynamo=False)
 
 
-def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: float = 1e-3,
-             face_epochs: int = 4, seed: int = 7, workers: int = 2, threads: int = 2,
-             out: Path = HERE, start: Path = HERE, log=print) -> dict:
-    """Fine-tune both readers on scene crops; write them, their temperatures and thresholds to
-    `out`. Returns the validation figures."""
+def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: Path, out: Path,
+                    log=print) -> tuple[float, dict, dict]:
+    """Fine-tune the index reader on the scene crops `tr` (and as many of its synthetic ones);
+    write it with its temperature and threshold to `out`. Returns (temperature, meta, figures)."""
     import torch
 
     from scanner.card_reader import softmax
 
-    torch.manual_seed(seed)
-    torch.set_num_threads(threads)
-    out.mkdir(parents=True, exist_ok=True)
-    decks = _decks()
-    val = scenes.build(VAL_SCENE_SEED, val_stills, index_recipe.VAL_DESIGNS, workers, log)
-    tr = scenes.build(SCENE_SEED, stills, decks, workers, log)
-    figures: dict = {"scene_stills": stills, "val_scene_stills": val_stills,
-                     "scene_cards": int(len(tr["face_labels"])),
-                     "val_scene_cards": int(len(val["face_labels"]))}
-
-    # -- the index reader
     xs, ys = scenes.flat_crops(tr)
+    epochs, lr, seed = recipe["epochs"], recipe["lr"], recipe["seed"]
     xm, ym, _ = index_recipe.training_mix(seed, 24000, workers, log)  # its original data
     x = np.concatenate([xs, xm])
     y = np.concatenate([ys, ym])
@@ -167,8 +157,6 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
              (mix_index, len(scene_index)), (mix_blank, len(scene_blank) // 3)]
     log(f"index reader: {len(scene_index)} scene index crops, {len(scene_blank)} scene blanks, "
         f"{len(mix_index)} synthetic index crops; {sum(n for _, n in pools)} per epoch")
-    val_crops = val["crops"].reshape(-1, CROP_H, CROP_W, 3)
-    Xv = torch.from_numpy(normalise(val_crops))
     vy = val["face_labels"]
 
     def val_index() -> str:
@@ -197,16 +185,55 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     stats.update({"threshold_synthetic": thr_syn, "threshold_scenes": thr_scene,
                   **_answered("val_scene", pred, vy, conf, thr)})
     index_meta.update({"temperature": T, "threshold": thr, "finetune": {
-        "from": "card_index.onnx (previous commit)", "scene_stills": stills,
-        "val_scene_stills": val_stills, "epochs": epochs, "lr": lr, "seed": seed}, **stats})
+        "from": "card_index.onnx (previous commit)", **recipe}, **stats})
     (out / "card_index.json").write_text(json.dumps(index_meta, indent=1) + "\n")
     log(f"index: temperature {T:.3f}, threshold {thr:.6f} (synthetic {thr_syn:.6f}, scenes "
         f"{thr_scene:.6f}), {stats}")
-    figures["index"] = stats
+    return T, index_meta, stats
+
+
+def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: float = 1e-3,
+             face_epochs: int = 4, seed: int = 7, workers: int = 2, threads: int = 2,
+             out: Path = HERE, start: Path = HERE, index: bool = True, log=print) -> dict:
+    """Fine-tune both readers on scene crops (or only the whole-card reader: `index=False`);
+    write them, their temperatures and thresholds to `out`. Returns the validation figures."""
+    import torch
+
+    from scanner.card_reader import softmax
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    out.mkdir(parents=True, exist_ok=True)
+    decks = _decks()
+    val = scenes.build(VAL_SCENE_SEED, val_stills, index_recipe.VAL_DESIGNS, workers, log)
+    tr = scenes.build(SCENE_SEED, stills, decks, workers, log)
+    figures: dict = {"scene_stills": stills, "val_scene_stills": val_stills,
+                     "scene_cards": int(len(tr["face_labels"])),
+                     "val_scene_cards": int(len(val["face_labels"]))}
+
+    # -- the index reader
+    val_crops = val["crops"].reshape(-1, CROP_H, CROP_W, 3)
+    Xv = torch.from_numpy(normalise(val_crops))
+    vy = val["face_labels"]
+    recipe = {"scene_stills": stills, "val_scene_stills": val_stills, "epochs": epochs,
+              "lr": lr, "seed": seed}
+    if index:
+        T, index_meta, figures["index"] = _finetune_index(tr, val, Xv, recipe, workers, start,
+                                                          out, log)
+    else:  # the index reader stays as it is, with its temperature and threshold
+        for name in ("card_index.onnx", "card_index.json"):
+            if (start / name).resolve() != (out / name).resolve():
+                shutil.copyfile(start / name, out / name)
+        index_meta = json.loads((start / "card_index.json").read_text())
+        T = float(index_meta["temperature"])
+    model = index_recipe.make_model()
+    load_onnx_weights(model, out / "card_index.onnx", lambda *_: None)
+    lv_scene = index_recipe.logits_of(model, Xv)
 
     # -- the whole-card reader
-    fa, fya = face_recipe.face_data(11, 12000, decks, log)  # the first 12,000 of its 40,000
-    fb, fyb = face_recipe.face_data(111, 20000, [PROCEDURAL], log)
+    fa, fya = face_recipe.face_data(11, 40000, decks, log, workers=workers)  # its own faces,
+    fa, fya = fa[:12000], fya[:12000]  # the first 12,000 of them
+    fb, fyb = face_recipe.face_data(111, 20000, [PROCEDURAL], log, workers=workers)
     fx = np.concatenate([tr["faces"], fa, fb])
     fy = np.concatenate([tr["face_labels"], fya, fyb])
     FX = torch.from_numpy(normalise(fx))
@@ -233,13 +260,14 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
             lr, seed + 1, augment=either_end_up, log=log, val=val_face)
     _export(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
             out / "card_face.onnx", "cards")
-    fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log)
+    fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log,
+                                        workers=workers)
     lf_syn = index_recipe.logits_of(fmodel, torch.from_numpy(normalise(fxv)))
     lf_scene = index_recipe.logits_of(fmodel, FV)
     fT = index_recipe.fit_temperature(np.concatenate([lf_syn, lf_scene]),
                                       np.concatenate([fyv, vy]))
     face_meta = json.loads((start / "card_face.json").read_text())
-    face_meta.update({"temperature": fT, "finetune": index_meta["finetune"],
+    face_meta.update({"temperature": fT, "finetune": {**recipe, "epochs": face_epochs},
                       "val_face_accuracy": float((lf_syn.argmax(1) == fyv).mean()),
                       "val_scene_face_accuracy": float((lf_scene.argmax(1) == vy).mean())})
     (out / "card_face.json").write_text(json.dumps(face_meta, indent=1) + "\n")

@@ -6,7 +6,7 @@ visible cards right (top candidate, 1280x720, 16 stills): the finder's quads are
 in their own way, pieces rise over the far index, the renderer's light, shadows and lens differ.
 This module renders whole tables (`models.renderer`) of the training decks (the validation decks
 apart), runs the board finder on every zone with the still's exact profile, and keeps what the
-reader would be shown: the four corner crops of each found card and its 30 x 42 whole-card
+reader would be shown: the four corner crops of each found card and its whole-card
 thumbnail, labelled from the still's truth.
 
 Corner labels come from geometry: a crop shows the index where its quad corner is the card
@@ -27,11 +27,11 @@ import cv2
 import numpy as np
 
 from models.cards.dataset import CLASSES, NONE
+from models.cards.face import FACE_SIZE  # the whole-card model's input (w, h)
 from scanner.rectify import corner_crops, portrait_order, rectify
 
 DATA_VERSION = 1
 FRAME_SIZES = [(1280, 720), (960, 540), (1920, 1080), (1280, 720)]
-FACE_SIZE = (30, 42)  # the whole-card model's input (w, h)
 HIDDEN, PARTLY = 0.5, 0.15  # occluded share of a crop's index region: no index / left out
 DROP = -1
 
@@ -116,7 +116,7 @@ def build(first_seed: int, stills: int, designs: list[str], workers: int = 2,
     from models.cards.train import map_chunks
     from models.renderer.assets import cache_dir
 
-    key = hashlib.sha1(repr((DATA_VERSION, first_seed, stills, sorted(designs)))
+    key = hashlib.sha1(repr((DATA_VERSION, first_seed, stills, sorted(designs), FACE_SIZE))
                        .encode()).hexdigest()[:16]
     path = cache_dir().parent / "card-scenes" / f"{key}.npz"
     if path.exists():
