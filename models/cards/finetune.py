@@ -130,9 +130,9 @@ def _export(model, shape: tuple[int, int], path: Path, input_name: str) -> None:
 
 
 def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: Path, out: Path,
-                    log=print) -> tuple[float, dict, dict]:
+                    log=print) -> tuple[float, dict]:
     """Fine-tune the index reader on the scene crops `tr` (and as many of its synthetic ones);
-    write it with its temperature and threshold to `out`. Returns (temperature, meta, figures)."""
+    write it with its temperature and threshold to `out`. Returns (temperature, figures)."""
     import torch
 
     from scanner.card_reader import softmax
@@ -189,7 +189,7 @@ def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: 
     (out / "card_index.json").write_text(json.dumps(index_meta, indent=1) + "\n")
     log(f"index: temperature {T:.3f}, threshold {thr:.6f} (synthetic {thr_syn:.6f}, scenes "
         f"{thr_scene:.6f}), {stats}")
-    return T, index_meta, stats
+    return T, stats
 
 
 def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: float = 1e-3,
@@ -218,14 +218,12 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     recipe = {"scene_stills": stills, "val_scene_stills": val_stills, "epochs": epochs,
               "lr": lr, "seed": seed}
     if index:
-        T, index_meta, figures["index"] = _finetune_index(tr, val, Xv, recipe, workers, start,
-                                                          out, log)
+        T, figures["index"] = _finetune_index(tr, val, Xv, recipe, workers, start, out, log)
     else:  # the index reader stays as it is, with its temperature and threshold
         for name in ("card_index.onnx", "card_index.json"):
             if (start / name).resolve() != (out / name).resolve():
                 shutil.copyfile(start / name, out / name)
-        index_meta = json.loads((start / "card_index.json").read_text())
-        T = float(index_meta["temperature"])
+        T = float(json.loads((start / "card_index.json").read_text())["temperature"])
     model = index_recipe.make_model()
     load_onnx_weights(model, out / "card_index.onnx", lambda *_: None)
     lv_scene = index_recipe.logits_of(model, Xv)
@@ -260,8 +258,7 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
             lr, seed + 1, augment=either_end_up, log=log, val=val_face)
     _export(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
             out / "card_face.onnx", "cards")
-    fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log,
-                                        workers=workers)
+    fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log, workers=workers)
     lf_syn = index_recipe.logits_of(fmodel, torch.from_numpy(normalise(fxv)))
     lf_scene = index_recipe.logits_of(fmodel, FV)
     fT = index_recipe.fit_temperature(np.concatenate([lf_syn, lf_scene]),
