@@ -27,6 +27,7 @@ from models.cards.train import (
     VAL_DESIGNS,
     cached_arrays,
     decide_cards,
+    export_onnx,
     factor_labels,
     fit_epoch,
     fit_temperature,
@@ -34,7 +35,9 @@ from models.cards.train import (
     make_model,
     map_chunks,
     run_batched,
+    seeded_chunks,
     threshold_at_precision,
+    training_decks,
 )
 from scanner.rectify import normalise
 
@@ -66,15 +69,25 @@ def _face_chunk(args: tuple) -> tuple[np.ndarray, np.ndarray]:
     return make_face_set(*args)
 
 
+def either_end_up(g):
+    """A batch augmentation drawing from generator `g`: a card is rectified from either end, so
+    half the batch is turned 180°."""
+    import torch
+
+    def augment(x):
+        flip = torch.rand(len(x), generator=g) < 0.5
+        return torch.where(flip[:, None, None, None], x.flip(2, 3), x)
+
+    return augment
+
+
 def face_data(seed: int, n: int, designs: list[str], log=print, size: tuple[int, int] = FACE_SIZE,
               workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """n whole-card thumbnails of `designs` at `size` (w, h), in chunks of 500 (the result
     does not depend on `workers`), cached on disk."""
     def make() -> tuple[np.ndarray, np.ndarray]:
         t = time.time()
-        chunks = [(seed * 1000 + i, min(500, n - i * 500), designs, WIDTHS, size)
-                  for i in range((n + 499) // 500)]
-        parts = map_chunks(_face_chunk, chunks, workers)
+        parts = map_chunks(_face_chunk, seeded_chunks(seed, n, designs, WIDTHS, size), workers)
         log(f"  {n} faces of {len(designs)} designs in {time.time() - t:.0f}s")
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
@@ -126,11 +139,9 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
           workers: int = 1, log=print) -> dict:
     import torch
 
-    from models.renderer.assets import split
-
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
-    decks = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+    decks = training_decks()
     xa, ya = face_data(seed, n_cards, decks, log, workers=workers)
     xb, yb = face_data(seed + 100, n_cards // 2, [PROCEDURAL], log, workers=workers)
     xva, yva = face_data(seed + 1, n_val, VAL_DESIGNS, log, workers=workers)
@@ -146,10 +157,7 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
     steps = max(1, epochs * ((len(X) + 255) // 256))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
-
-    def either_end_up(x):  # a card is rectified from either end: half the batch turned 180°
-        flip = torch.rand(len(x), generator=g) < 0.5
-        return torch.where(flip[:, None, None, None], x.flip(2, 3), x)
+    augment = either_end_up(g)
 
     weights = _cache(seed, n_cards, decks).with_suffix(".pt")
     log(f"  {len(X)} faces ({len(xa)} of {len(decks)} decks, {len(xb)} procedural)")
@@ -157,18 +165,14 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
         model.train()
         t = time.time()
         perm = torch.randperm(len(X), generator=g)
-        loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=either_end_up)
+        loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=augment)
         lv = logits_of(model, Xva)
         torch.save(model.state_dict(), weights)
         log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}, val face accuracy "
             f"{float((lv.argmax(1) == yva).mean()):.4f} ({time.time() - t:.0f}s)")
     T = fit_temperature(lv, yva)
     out.mkdir(parents=True, exist_ok=True)
-    dummy = torch.zeros(1, 3, FACE_SIZE[1], FACE_SIZE[0])
-    torch.onnx.export(model, dummy, str(out / MODEL_FILE.name), input_names=["cards"],
-                      output_names=["logits"], dynamic_axes={"cards": {0: "n"},
-                                                             "logits": {0: "n"}},
-                      opset_version=17, dynamo=False)
+    export_onnx(model, (FACE_SIZE[1], FACE_SIZE[0]), out / MODEL_FILE.name, "cards")
     meta = {"classes": CLASSES, "size": list(FACE_SIZE), "temperature": T, "seed": seed,
             "n_cards": n_cards, "epochs": epochs, "lr": lr, "widths": list(WIDTHS),
             "init": Path(init).name if init else None,

@@ -78,12 +78,6 @@ def freeze_norms(model) -> None:
                 p.requires_grad_(False)
 
 
-def _decks() -> list[str]:
-    from models.renderer.assets import split
-
-    return [d for d in split()["cards"]["train"] if d not in index_recipe.VAL_DESIGNS]
-
-
 def _answered(name: str, pred: np.ndarray, truth: np.ndarray, conf: np.ndarray,
               threshold: float) -> dict[str, float]:
     """Card accuracy, the share answered at `threshold` and how many of those are right."""
@@ -117,16 +111,6 @@ def _epochs(model, X, R, S, pools: list[tuple[np.ndarray, int]], epochs: int, lr
         loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=augment)
         log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}{val() if val else ''} "
             f"({time.time() - t:.0f}s)")
-
-
-def _export(model, shape: tuple[int, int], path: Path, input_name: str) -> None:
-    import torch
-
-    model.eval()
-    torch.onnx.export(model, torch.zeros(1, 3, *shape), str(path), input_names=[input_name],
-                      output_names=["logits"], dynamic_axes={input_name: {0: "n"},
-                                                             "logits": {0: "n"}},
-                      opset_version=17, dynamo=False)
 
 
 def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: Path, out: Path,
@@ -169,7 +153,7 @@ def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: 
     log("  before" + val_index())
     _epochs(model, X, R, S, pools, epochs, lr, seed, log=log, val=val_index)
     del X
-    _export(model, (CROP_H, CROP_W), out / "card_index.onnx", "crops")
+    index_recipe.export_onnx(model, (CROP_H, CROP_W), out / "card_index.onnx", "crops")
     index_meta = json.loads((start / "card_index.json").read_text())
     # temperature and threshold: the synthetic validation cards and the scene ones
     xva, yva = index_recipe.build_data(seed + 1, 3000, index_recipe.VAL_DESIGNS, workers, log)
@@ -204,7 +188,7 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     out.mkdir(parents=True, exist_ok=True)
-    decks = _decks()
+    decks = index_recipe.training_decks()
     val = scenes.build(VAL_SCENE_SEED, val_stills, index_recipe.VAL_DESIGNS, workers, log)
     tr = scenes.build(SCENE_SEED, stills, decks, workers, log)
     figures: dict = {"scene_stills": stills, "val_scene_stills": val_stills,
@@ -240,11 +224,6 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     fpools = [(np.arange(n_f), n_f), (n_f + np.arange(len(fx) - n_f), n_f)]
     FV = torch.from_numpy(normalise(val["faces"]))
     g = torch.Generator().manual_seed(seed)
-
-    def either_end_up(xb):  # a card is rectified from either end
-        flip = torch.rand(len(xb), generator=g) < 0.5
-        return torch.where(flip[:, None, None, None], xb.flip(2, 3), xb)
-
     fmodel = index_recipe.make_model((face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]))
 
     def val_face() -> str:
@@ -255,8 +234,8 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     log(f"whole-card reader: {n_f} scene cards + as many synthetic each epoch")
     log("  before" + val_face())
     _epochs(fmodel, FX, torch.from_numpy(frank), torch.from_numpy(fsuit), fpools, face_epochs,
-            lr, seed + 1, augment=either_end_up, log=log, val=val_face)
-    _export(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
+            lr, seed + 1, augment=face_recipe.either_end_up(g), log=log, val=val_face)
+    index_recipe.export_onnx(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
             out / "card_face.onnx", "cards")
     fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log, workers=workers)
     lf_syn = index_recipe.logits_of(fmodel, torch.from_numpy(normalise(fxv)))

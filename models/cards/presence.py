@@ -166,6 +166,8 @@ def train(seed: int = 5, stills: int = 1200, val_stills: int = 200, epochs: int 
     import torch
     import torch.nn.functional as F
 
+    from models.cards.train import export_onnx
+
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     x, y = build_data(seed * 100_000, stills, workers, log)
@@ -215,11 +217,7 @@ def train(seed: int = 5, stills: int = 1200, val_stills: int = 200, epochs: int 
     log(f"  threshold {threshold:.4f}: cards passed {figures['val_cards_passed']:.4f}, "
         f"not-cards rejected {figures['val_not_cards_rejected']}")
     out.mkdir(parents=True, exist_ok=True)
-    model.eval()
-    torch.onnx.export(model, torch.zeros(1, 3, SIZE[1], SIZE[0]), str(out / MODEL_FILE.name),
-                      input_names=["crop"], output_names=["logit"],
-                      dynamic_axes={"crop": {0: "n"}, "logit": {0: "n"}}, opset_version=17,
-                      dynamo=False)
+    export_onnx(model, (SIZE[1], SIZE[0]), out / MODEL_FILE.name, "crop", "logit")
     (out / META_FILE.name).write_text(json.dumps(figures, indent=1) + "\n")
     torch.save(model.state_dict(), out / "card_presence.pt")
     return figures

@@ -82,10 +82,34 @@ def map_chunks(fn, chunks: list, workers: int) -> list:
     return [fn(c) for c in chunks]
 
 
+def seeded_chunks(seed: int, n: int, *rest) -> list[tuple]:
+    """n samples as chunks of 500, each with its own seed (seed * 1000 + i) and `rest`: the
+    first k samples of n are those of k, whatever the number of workers."""
+    return [(seed * 1000 + i, min(500, n - i * 500), *rest) for i in range((n + 499) // 500)]
+
+
+def training_decks() -> list[str]:
+    """The renderer's training decks less the validation decks."""
+    from models.renderer.assets import split
+
+    return [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+
+
+def export_onnx(model, shape: tuple[int, int], path: Path, input_name: str,
+                output_name: str = "logits") -> None:
+    """The model in eval mode as ONNX (opset 17) for inputs of n x 3 x `shape` (h, w)."""
+    import torch
+
+    model.eval()
+    torch.onnx.export(model, torch.zeros(1, 3, *shape), str(path), input_names=[input_name],
+                      output_names=[output_name], dynamic_axes={input_name: {0: "n"},
+                                                                output_name: {0: "n"}},
+                      opset_version=17, dynamo=False)
+
+
 def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
               log=print, width: tuple[float, float] = WIDE) -> tuple[np.ndarray, np.ndarray]:
-    chunks = [(seed * 1000 + i, min(500, n_cards - i * 500), designs, width)
-              for i in range((n_cards + 499) // 500)]
+    chunks = seeded_chunks(seed, n_cards, designs, width)
     t = time.time()
     parts = map_chunks(_chunk, chunks, workers)
     log(f"  {n_cards} cards -> {sum(len(p[1]) for p in parts)} crops in {time.time() - t:.0f}s")
@@ -303,9 +327,7 @@ def recalibrate(seed: int = 7, n_val: int = 3000, workers: int = 2, out: Path = 
 def training_mix(seed: int, n_cards: int, workers: int,
                  log=print) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The MIX, scaled so that the training decks at all sizes give `n_cards` cards."""
-    from models.renderer.assets import split
-
-    decks = [d for d in split()["cards"]["train"] if d not in VAL_DESIGNS]
+    decks = training_decks()
     xs, ys = [], []
     for offset, share, what, width in MIX:
         designs = decks if what == "decks" else [PROCEDURAL]
@@ -368,11 +390,7 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
     out.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), weights)
     log(f"weights: {weights}")
-    dummy = torch.zeros(1, 3, CROP_H, CROP_W)
-    torch.onnx.export(model, dummy, str(out / MODEL_FILE.name), input_names=["crops"],
-                      output_names=["logits"], dynamic_axes={"crops": {0: "n"},
-                                                             "logits": {0: "n"}},
-                      opset_version=17, dynamo=False)
+    export_onnx(model, (CROP_H, CROP_W), out / MODEL_FILE.name, "crops")
     meta = {
         "classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
         "outputs": "log-probabilities of rank x suit (two heads)",
