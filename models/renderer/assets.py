@@ -45,6 +45,9 @@ class CardDesign:
     naming: str  # "aisleriot" (club_king, joker_red) or "kde" (king_club, red_joker)
     package: str
     licence: str
+    # a deck that prints no joker: its jokers come from this design, as players at a table
+    # take a joker from another deck
+    joker_from: str | None = None
 
     def element_id(self, code: str, joker_colour: str = "red") -> str:
         if code == "back":
@@ -70,22 +73,20 @@ def split() -> dict:
 
 
 def designs(which: str = "all") -> list[CardDesign]:
-    """Card designs of a split part: "train", "heldout" or "all" (train first)."""
+    """Card designs of a split part: "train", "heldout", "spare" (rendered, trained on by no
+    committed model) or "all" (train, then held-out)."""
     data = split()
     names = data["cards"]["train"] + data["cards"]["heldout"] if which == "all" else \
         data["cards"][which]
-    out = []
-    for name in names:
-        d = data["cards"]["designs"][name]
-        out.append(CardDesign(name, d["svg"], d["naming"], d["package"], d["licence"]))
-    return out
+    return [design(name) for name in names]
 
 
 def design(name: str) -> CardDesign:
-    for d in designs("all"):
-        if d.name == name:
-            return d
-    raise KeyError(f"unknown card design {name!r}")
+    d = split()["cards"]["designs"].get(name)
+    if d is None:
+        raise KeyError(f"unknown card design {name!r}")
+    return CardDesign(name, d["svg"], d["naming"], d["package"], d["licence"],
+                      d.get("joker_from"))
 
 
 def _run_rsvg(args: list[str]) -> None:
@@ -155,6 +156,8 @@ def _rasterise(d: CardDesign, code: str, joker_colour: str, out: Path) -> None:
 
 def card_path(design_name: str, code: str, joker_colour: str = "red") -> Path:
     d = design(design_name)
+    if code == "JK" and d.joker_from:
+        return card_path(d.joker_from, code, joker_colour)
     key = "JK_" + joker_colour if code == "JK" else code
     path = cache_dir() / "cards" / d.name / f"{key}.png"
     if not path.exists():
