@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engines.royal_battles import Side
+from engines.royal_battles import Phase, Side
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +35,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--every-zone", action="store_true",
                         help="read all 37 zones on every frame (default: only zones whose "
                         "picture changed, and none while hands are over the board)")
+    parser.add_argument("--no-adapt", action="store_true",
+                        help="keep the trained piece classifier; by default, once the armies "
+                        "given stand on their set-up cards, it adapts to the players' set "
+                        "from that view")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
     g = parser.add_argument_group("bench options (`scan bench`)")
@@ -86,6 +90,25 @@ def bench(args: argparse.Namespace) -> int:
     args.profile = str(out / "profile.json")
     args.truth = str(out / "truth.jsonl.gz")
     return run(args)
+
+
+def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) -> str:
+    """Adapt the piece classifier to the set in view from the units the game has placed, only
+    when every unit's kind is settled. Adapting from one side's units alone moved only that
+    side's prototypes and cost the fixtures s4 and s31 27 and 34 moves (session 11): the other
+    side's pieces were then read as this side's. Says what it did."""
+    from .piece_adapt import adapt_from_setup
+
+    units = tracker.placed_units()
+    if len(units) < len(tracker.state.units):
+        return f"none: at frame {frame_no} a side's placement was still a question"
+    try:
+        info = adapt_from_setup(pieces, image, getattr(scanner, "scanner", scanner).profile,
+                                units)
+    except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one
+        return f"none: adapting at frame {frame_no} failed ({exc})"
+    return (f"at frame {frame_no} from {len(units)} units ({', '.join(info['classes'])}) in "
+            f"{info['seconds']} s")
 
 
 def _fail(message: str) -> int:
@@ -165,6 +188,12 @@ def run(args: argparse.Namespace) -> int:
         pieces = None
 
     tracker = GameTracker(armies)
+    # the set-up view teaches the classifier the players' own set; with the armies inferred
+    # from the classifier's own reads it would only learn what it already thought
+    adapt_pending = pieces is not None and armies is not None and not args.no_adapt
+    adaptation_note = "" if adapt_pending else "none: " + (
+        "no piece classifier" if pieces is None else "--no-adapt" if args.no_adapt
+        else "the armies were not given")
 
     def frame_reader(profile):
         """The per-frame loop's scanner and occlusion detector for a registered board."""
@@ -208,6 +237,10 @@ def run(args: argparse.Namespace) -> int:
                 if occlusion is not None:
                     reading.occluded = occluded
             tracker.update(reading)
+            if adapt_pending and scanner is not None and not reading.occluded \
+                    and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
+                adapt_pending = False
+                adaptation_note = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
             latencies.append((time.perf_counter() - t0) * 1000)
             cpu_times.append((time.process_time() - c0) * 1000)
             if truth_rows and frame_no < len(truth_rows) and truth_rows[frame_no].get("settled"):
@@ -227,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
         "source_state": source_state,
         "registration": registration_note or ("profile " + args.profile if args.profile
                                               else "board never found"),
+        "piece_adaptation": adaptation_note or "never: the armies were not all placed",
         "events": [e.to_json() for e in tracker.events],
         "holding": tracker.holding,
         "open_questions": tracker.open_questions(),
@@ -254,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(f"{frame_no} frames from {args.source} ({source_state}); {result['registration']}")
+    print(f"piece classifier adapted to the set: {result['piece_adaptation']}")
     for e in tracker.events:
         flags = f"   [{'; '.join(e.flags)}]" if e.flags else ""
         asked = f"   [open: {e.question}]" if e.question else ""

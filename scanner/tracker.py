@@ -1240,6 +1240,14 @@ class GameTracker:
 
     # ----------------------------------------------------------------- open questions
 
+    def placed_units(self) -> dict[str, str]:
+        """Cell -> "white-knight" for each unit standing on the table, leaving out a side whose
+        placement is still an open question: what the piece classifier may learn the players'
+        own set from (a wrong kind would teach it the wrong look)."""
+        unsure = {q.side for q in self.questions if isinstance(q, _PlacementQuestion)}
+        return {CELL_NAMES[cell]: f"{u.side.value}-{u.kind}"
+                for cell, u in sorted(self.state.units.items()) if u.side not in unsure}
+
     def open_questions(self) -> list[str]:
         """What the game went on with unsure, as questions for the players."""
         return [q.describe() for q in self.questions if not q.watched]

@@ -67,3 +67,34 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def _armies() -> list[str]:
+    armies = next(read_truth(VIDEO / "truth.jsonl.gz"))["position"]["armies"]
+    return [",".join(armies["white"]), ",".join(armies["black"])]
+
+
+def test_scan_adapts_the_piece_classifier_once_the_armies_stand(profile, capsys):
+    """With the armies given, the set-up view (every unit on its set-up card) teaches the
+    classifier the players' set; the run says when, from how many units, and how long it took
+    (issue: at most 30 s on one core)."""
+    rows = list(read_truth(VIDEO / "truth.jsonl.gz"))
+    placed = next(i for i, r in enumerate(rows)
+                  if sum(bool(c.get("unit")) for c in r["cells"].values()) == 8)
+    argv = ["scan", str(VIDEO / "game.mp4"), "--profile", str(profile), "--json",
+            "--armies", *_armies(), "--max-frames", str(placed + 40)]
+    assert main(argv) == 0
+    note = json.loads(capsys.readouterr().out)["piece_adaptation"]
+    assert note.startswith("at frame "), note
+    frame = int(note.split()[2])
+    assert frame >= placed  # not before the units stood there
+    assert float(note.split(" in ")[-1].rstrip(" s")) < 30.0
+    assert main(argv + ["--no-adapt"]) == 0
+    assert json.loads(capsys.readouterr().out)["piece_adaptation"] == "none: --no-adapt"
+
+
+def test_scan_without_armies_does_not_adapt_on_its_own_guesses(profile, capsys):
+    assert main(["scan", str(VIDEO / "game.mp4"), "--profile", str(profile), "--json",
+                 "--max-frames", "5"]) == 0
+    assert json.loads(capsys.readouterr().out)["piece_adaptation"] == \
+        "none: the armies were not given"

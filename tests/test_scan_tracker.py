@@ -676,3 +676,22 @@ def test_a_unit_read_sure_is_placed_before_its_army_is_all_down():
         tracker.update(frame)
     assert not any(e.kind == "place" for e in tracker.events)
     assert "to go" in tracker.holding
+
+
+def test_placed_units_leave_out_a_side_whose_placement_is_in_question():
+    """What the piece classifier may adapt from: every unit where the game placed it, but not
+    the units of a side whose kinds are still an open question (they might teach it the wrong
+    look)."""
+    from scanner.tracker import _PlacementQuestion
+
+    steps = record_game(3)
+    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    sure = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:first_round], _empty(steps), seed=3):
+        sure.update(frame)
+    want = {a.split()[3]: f"{a.split()[0]}-{a.split()[2]}" for a, _ in steps[:first_round]
+            if a.split()[1] == "place"}
+    assert sure.placed_units() == want and len(want) == 8
+    unsure, *_ = _set_up_leaning_the_wrong_way(steps, first_round)
+    assert any(isinstance(q, _PlacementQuestion) for q in unsure.questions)
+    assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
