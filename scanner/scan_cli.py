@@ -37,8 +37,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "picture changed, and none while hands are over the board)")
     parser.add_argument("--no-adapt", action="store_true",
                         help="keep the trained piece classifier; by default, once the armies "
-                        "given stand on their set-up cards, it adapts to the players' set "
-                        "from that view")
+                        "given stand on their set-up cards with every kind settled, it adapts "
+                        "to the players' set from that view")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
     g = parser.add_argument_group("bench options (`scan bench`)")
