@@ -194,15 +194,14 @@ def test_crop_at_truth_corners_is_the_named_card_upright(seed):
         candidates = [scene.design_white, scene.design_black] if design is None else [design]
         own = max(score(crop, cv2.resize(assets.card_image(d, st["cards"][0])[:, :, :3],
                                          (125, 175))) for d in candidates)
-        flipped = score(crop[::-1, ::-1].copy(), cv2.resize(
-            assets.card_image(candidates[0], st["cards"][0])[:, :, :3], (125, 175)))
+        raster = cv2.resize(assets.card_image(candidates[0], st["cards"][0])[:, :, :3], (125, 175))
+        flipped = score(crop[::-1, ::-1].copy(), raster)
         other = max(score(crop, cv2.resize(assets.card_image(candidates[0], c)[:, :, :3],
                                            (125, 175))) for c in ("2D", "9C", "AH"))
         assert own > 0.6, f"{cell}: {own:.2f}"
         assert own > other + 0.1, f"{cell}: {own:.2f} {other:.2f}"
         # a card printed the same either end up (a two-headed court with both indices) has no
         # upright to check
-        raster = cv2.resize(assets.card_image(candidates[0], st["cards"][0])[:, :, :3], (125, 175))
         if score(raster, raster[::-1, ::-1].copy()) < 0.97:
             assert own > flipped, f"{cell}: {own:.2f} turned {flipped:.2f}"
 
