@@ -104,19 +104,19 @@ class TableScanner:
                 (land, turn + dt, dx + ex, dy + ey) for dt in (-1.75, 0.0, 1.75)
                 for ex in (-1.5, 0.0, 1.5) for ey in (-1.5, 0.0, 1.5)])
             self._fine.append((self._index(smp), hyps))
+        # every coarse rectangle's finer look, stacked: all found zones are refined at once
+        self._fine_idx = np.stack([idx for idx, _ in self._fine])
         self._patches = {key: _patch_h(profile, centre) for key, centre in self._zones()}
         self._warps = {key: self._warp_h(key) for key in self._patches}
+        # each zone's patch as a pixel map, so one remap fetches every patch of a frame (37
+        # warpPerspective calls cost more in overhead than in pixels)
+        self._maps = {key: self._patch_map(key) for key in self._patches}
+        self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
         z += [("init/" + s, xy) for s, xy in self.profile.initiative.items()]
         return z
-
-    def _warp_patch(self, image: np.ndarray, key: str) -> np.ndarray:
-        pw, ph, _ = self._geom
-        return cv2.warpPerspective(image, self._warps[key], (pw, ph),
-                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                   borderMode=cv2.BORDER_REPLICATE)
 
     def _warp_h(self, key: str) -> np.ndarray:
         """Patch -> frame homography; with lens distortion, the one through the patch's exact
@@ -129,21 +129,60 @@ class TableScanner:
         img_c = self.profile._distort(apply_h(Hp, corners))
         return cv2.getPerspectiveTransform(corners.astype(np.float32), img_c.astype(np.float32))
 
+    def _patch_map(self, key: str) -> np.ndarray:
+        """Where each patch pixel samples the frame (what warpPerspective with this zone's
+        homography computes per call), as a float map (remap then samples as that does)."""
+        pw, ph, _ = self._geom
+        x, y = np.meshgrid(np.arange(pw, dtype=np.float64), np.arange(ph, dtype=np.float64))
+        H = self._warps[key]
+        d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+        return np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
+                         (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+
     def _find_in_patch(self, image: np.ndarray, key: str) -> tuple[np.ndarray | None, float]:
         """The card quad (image pixels) in this zone, and its rim step (whiteness inside minus
         outside, the best 3 sides: a piece or a touching neighbour may spoil one)."""
+        return self._find_in_patches(image, [key])[key]
+
+    def _find_in_patches(self, image: np.ndarray, keys: list[str]
+                         ) -> dict[str, tuple[np.ndarray | None, float]]:
+        """`_find_in_patch` for many zones, in one remap and one set of array operations."""
+        if not keys:
+            return {}
         pw, ph, _ = self._geom
-        g = whiteness(self._warp_patch(image, key)).astype(np.float32)
-        score, best = self._score(g, self._idx)
-        if score[best] < MIN_STEP:
-            return None, float(score[best])
-        # a finer look around the best rectangle: the index crops need the corners close
-        idx, hyps = self._fine[best]
-        _, fbest = self._score(g, idx)
-        _, corners = hyps[fbest]
-        quad = corners + [pw / 2, ph / 2]
-        img_q = self.profile._distort(apply_h(self._patches[key], quad))
-        return img_q.astype(np.float32), float(score[best])
+        maps = np.concatenate([self._maps[k] for k in keys])
+        patches = cv2.remap(image, maps, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        g = whiteness(patches).astype(np.float32).reshape(len(keys), ph * pw)
+        score, best = self._scores(g, self._idx.reshape(-1), self._idx.shape[0])
+        top = score[np.arange(len(keys)), best]
+        out: dict[str, tuple[np.ndarray | None, float]] = {}
+        found = np.flatnonzero(top >= MIN_STEP)
+        # a finer look around each best rectangle: the index crops need the corners close
+        if len(found):
+            fine = self._fine_idx[best[found]].reshape(len(found), -1)
+            _, fbest = self._scores(g[found], fine, self._fine_idx.shape[1])
+        for i, key in enumerate(keys):
+            out[key] = (None, float(top[i]))
+        for j, i in enumerate(found):
+            key, b, f = keys[i], int(best[i]), int(fbest[j])
+            quad = self._quads.get((key, b, f))
+            if quad is None:
+                corners = self._fine[b][1][f][1] + [pw / 2, ph / 2]
+                quad = self.profile._distort(apply_h(self._patches[key], corners)) \
+                    .astype(np.float32)
+                self._quads[(key, b, f)] = quad
+            out[key] = (quad.copy(), float(top[i]))
+        return out
+
+    @staticmethod
+    def _scores(g: np.ndarray, idx: np.ndarray, n_hyps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rim steps of each zone's hypotheses: g is zones x patch pixels, idx the flat sample
+        indices (one set for all zones, or one row per zone). Returns (zones x hyps, best)."""
+        v = np.take_along_axis(g, idx, axis=1) if idx.ndim == 2 else g[:, idx]
+        v = v.reshape(len(g), n_hyps, 4, SIDE_SAMPLES, 2)
+        step = (v[..., 0] - v[..., 1]).mean(axis=3)  # zones x hyps x 4 sides
+        score = np.sort(step, axis=2)[:, :, 1:].mean(2)
+        return score, score.argmax(1)
 
     def _index(self, samples: np.ndarray) -> np.ndarray:
         """Flat patch-pixel indices of hypothesis samples (prepared once, used every frame)."""
@@ -152,13 +191,6 @@ class TableScanner:
         xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, pw - 1)
         yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, ph - 1)
         return yi * pw + xi
-
-    @staticmethod
-    def _score(g: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, int]:
-        v = g.ravel()[idx]  # hyps x 4 x S x 2
-        step = (v[..., 0] - v[..., 1]).mean(axis=2)  # hyps x 4
-        score = np.sort(step, axis=1)[:, 1:].mean(1)
-        return score, int(score.argmax())
 
     def zone_names(self) -> list[str]:
         """The places read: the 35 cells, then "init/white" and "init/black"."""
@@ -180,16 +212,13 @@ class TableScanner:
             reading.message = (f"frame is {w}x{h} but the profile was made at "
                                f"{self.profile.image_size[0]}x{self.profile.image_size[1]}")
             return reading
-        if int(image.max()) - int(image.min()) < 20:
+        coarse = image[::4, ::4]  # every 16th pixel tells a featureless frame as well
+        if int(coarse.max()) - int(coarse.min()) < 20:
             reading.message = "featureless frame (black, blank or blown out)"
             return reading
-        found: dict[str, np.ndarray] = {}
-        for key, _ in self._zones():
-            if zones is not None and key not in zones:
-                continue
-            q, _ = self._find_in_patch(image, key)
-            if q is not None:
-                found[key] = q
+        keys = [key for key, _ in self._zones() if zones is None or key in zones]
+        found = {key: q for key, (q, _) in self._find_in_patches(image, keys).items()
+                 if q is not None}
         t1 = time.perf_counter()
         reading.timings_ms["board"] = (t1 - t0) * 1000
         if self.presence is not None and found:
@@ -210,7 +239,7 @@ class TableScanner:
         readings = self.reader.read_quads(image, [found[k] for k in keys],
                                           face_below_px=math.inf)
         by_key = dict(zip(keys, readings, strict=True))
-        Hi = np.linalg.inv(self.profile.H)
+        self._board_frame(readings)
         for cell in CELLS:
             if zones is not None and cell not in zones:
                 continue
@@ -218,12 +247,10 @@ class TableScanner:
             if r is None:
                 reading.cells[cell] = CellReading(cell=cell, empty=True)
                 continue
-            self._board_frame(r, Hi)
             reading.cells[cell] = CellReading(cell=cell, empty=False, card=r)
         for side in self.profile.initiative:
             r = by_key.get("init/" + side)
             if r is not None:
-                self._board_frame(r, Hi)
                 reading.initiative[side] = r
         t2 = time.perf_counter()
         reading.timings_ms["cards"] = (t2 - t1) * 1000
@@ -258,15 +285,20 @@ class TableScanner:
                 self.frame_index = frame
         return status
 
-    def _board_frame(self, r: CardReading, Hi: np.ndarray) -> None:
-        """Orientation and index diagonal relative to the board, not the image."""
-        if r.corners is None:
+    def _board_frame(self, readings: list[CardReading]) -> None:
+        """Orientation and index diagonal relative to the board, not the image (all of a
+        frame's cards through the homography at once)."""
+        readings = [r for r in readings if r.corners is not None]
+        if not readings:
             return
-        b = apply_h(Hi, self.profile.undistort(r.corners))
-        long_axis = (b[3] - b[0]) + (b[2] - b[1])  # corners are in portrait order
-        img_axis = (r.corners[3] - r.corners[0]) + (r.corners[2] - r.corners[1])
-        img_portrait = abs(img_axis[1]) >= abs(img_axis[0])
-        board_portrait = abs(long_axis[1]) >= abs(long_axis[0])
-        if r.digit_corners is not None and img_portrait != board_portrait:
-            r.digit_corners = "nw-se" if r.digit_corners == "ne-sw" else "ne-sw"
-        r.orientation = "portrait" if board_portrait else "landscape"
+        img = np.concatenate([r.corners for r in readings])
+        board = apply_h(np.linalg.inv(self.profile.H), self.profile.undistort(img))
+        for k, r in enumerate(readings):
+            b, c = board[4 * k:4 * k + 4], r.corners
+            long_axis = (b[3] - b[0]) + (b[2] - b[1])  # corners are in portrait order
+            img_axis = (c[3] - c[0]) + (c[2] - c[1])
+            img_portrait = abs(img_axis[1]) >= abs(img_axis[0])
+            board_portrait = abs(long_axis[1]) >= abs(long_axis[0])
+            if r.digit_corners is not None and img_portrait != board_portrait:
+                r.digit_corners = "nw-se" if r.digit_corners == "ne-sw" else "ne-sw"
+            r.orientation = "portrait" if board_portrait else "landscape"

@@ -37,12 +37,24 @@ def portrait_order(quad: np.ndarray) -> np.ndarray:
     return q
 
 
-def rectify(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
+def rectify(image: np.ndarray, quad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The card under `quad` (corner 0 = its top-left, 0 -> 1 its top edge) as a
-    CANON_W x CANON_H image with the image's channels."""
-    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32).reshape(4, 2), CANON_RECT)
-    return cv2.warpPerspective(image, M, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
+    CANON_W x CANON_H image with the image's channels (written into `out` where given)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    M = cv2.getPerspectiveTransform(q, CANON_RECT)
+    return cv2.warpPerspective(image, M, (CANON_W, CANON_H), dst=out, flags=cv2.INTER_LINEAR,
+                               borderMode=border_for(q, image.shape))
+
+
+def border_for(points: np.ndarray, shape: tuple[int, ...]) -> int:
+    """The border mode for a warp that samples inside the convex hull of `points`: where they
+    all lie a pixel or more inside the image the border is never sampled, and OpenCV's
+    replicated border costs far more than none (on a 1280x720 frame, 220 against 125 us a
+    card) for the same pixels."""
+    h, w = shape[:2]
+    inside = points.min() >= 1.0 and points[:, 0].max() <= w - 2.0 \
+        and points[:, 1].max() <= h - 2.0
+    return cv2.BORDER_CONSTANT if inside else cv2.BORDER_REPLICATE
 
 
 def corner_crops(card: np.ndarray, crop: tuple[int, int] = (CROP_H, CROP_W)) -> np.ndarray:
@@ -56,11 +68,28 @@ def corner_crops(card: np.ndarray, crop: tuple[int, int] = (CROP_H, CROP_W)) -> 
     return np.stack([nw, ne, se, sw])
 
 
+def diagonal_crops(cards: np.ndarray, diagonal: str,
+                   crop: tuple[int, int] = (CROP_H, CROP_W)) -> np.ndarray:
+    """The two index crops of one diagonal of N rectified cards, as `corner_crops` cuts them,
+    card by card: nw, se for "nw-se"; ne, sw for "ne-sw". (2N) x H x W [x C]."""
+    ch, cw = crop
+    rot = cards[:, ::-1, ::-1]
+    if diagonal == "nw-se":
+        pair = (cards[:, :ch, :cw], rot[:, :ch, :cw])
+    else:
+        pair = (cards[:, :ch, CANON_W - cw:][:, :, ::-1], rot[:, :ch, CANON_W - cw:][:, :, ::-1])
+    return np.stack(pair, axis=1).reshape(-1, ch, cw, *cards.shape[3:])
+
+
 def normalise(crops: np.ndarray) -> np.ndarray:
     """uint8 crops (N x H x W x 3, BGR) -> float32 N x 3 x H x W, each crop scaled to zero mean
     and unit contrast so the light's colour and strength matter little."""
-    x = crops.astype(np.float32)
-    mean = x.mean(axis=(1, 2, 3), keepdims=True)
-    std = x.std(axis=(1, 2, 3), keepdims=True)
-    x = (x - mean) / (std + 8.0)
-    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    n, h, w, c = crops.shape
+    # channels first while still bytes (a quarter of the memory to move)
+    x = np.ascontiguousarray(crops.transpose(0, 3, 1, 2)).reshape(n, c * h * w) \
+        .astype(np.float32)
+    x -= x.mean(axis=1, keepdims=True)
+    # the standard deviation from the centred values in one pass (x.std() centres again)
+    std = np.sqrt(np.einsum("ij,ij->i", x, x) / max(x.shape[1], 1))[:, None]
+    x /= std + 8.0
+    return x.reshape(n, c, h, w)

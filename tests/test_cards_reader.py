@@ -212,3 +212,107 @@ def test_fuse_face_down_from_the_corners_or_the_whole_card():
     assert fuse(backs, None, n_cards, back)[1]
     blank = np.stack([_probs(C, none, 0.99)] * 4)
     assert fuse(blank, _probs(C, back, 0.95), n_cards, back)[1]
+
+
+def _random_witnesses(rng: np.random.Generator, n: int, C: int = 55, back: int = 53,
+                      none: int = 54) -> tuple[np.ndarray, np.ndarray]:
+    """N cards' corner and whole-card probabilities, with blank corners, face-down cards,
+    whole cards that say back and close calls mixed in."""
+    from scanner.card_reader import softmax
+
+    corners = softmax(rng.normal(0, 3, (n, 4, C))).astype(np.float32)
+    faces = softmax(rng.normal(0, 3, (n, C))).astype(np.float32)
+    corners[: n // 4, [1, 3]] = 0.0
+    corners[: n // 4, [1, 3], none] = 1.0  # the other diagonal blank
+    corners[n // 4: n // 3] = 0.0
+    corners[n // 4: n // 3, :, none] = 1.0  # no index anywhere
+    corners[n // 3: n // 3 + 3, [0, 2], back] = 5.0  # a back at two corners
+    faces[n // 3: n // 2, back] = 10.0
+    return corners, faces
+
+
+def test_fuse_many_gives_what_fuse_gives_card_by_card():
+    from scanner.card_reader import fuse, fuse_many
+
+    rng = np.random.default_rng(3)
+    corners, faces = _random_witnesses(rng, 200)
+    ks, downs, where, confs = fuse_many(corners, faces, 53, 53)
+    for i in range(len(corners)):
+        assert fuse(corners[i], faces[i], 53, 53) == \
+            (int(ks[i]), bool(downs[i]), int(where[i]), float(confs[i])), i
+    assert downs.any() and (where == -1).any() and (~downs).sum() > 100  # all cases met
+
+
+def test_decide_many_gives_what_decide_gives(reader):
+    rng = np.random.default_rng(4)
+    corners, faces = _random_witnesses(rng, 120, C=len(reader.classes), back=reader.back,
+                                       none=reader.none)
+    face_list = [f if i % 3 else None for i, f in enumerate(faces)]  # some with no thumbnail
+    got = reader.decide_many(corners, face_list)
+    assert got == [reader.decide(p, f) for p, f in zip(corners, face_list, strict=True)]
+
+
+def test_batched_crops_and_thumbnails_are_the_per_card_ones():
+    from scanner.card_reader import _thumbnails
+    from scanner.rectify import diagonal_crops, normalise
+
+    rng = np.random.default_rng(5)
+    cards = rng.integers(0, 256, (7, 140, 100, 3), np.uint8)
+    each = np.stack([corner_crops(c) for c in cards])  # N x 4 corners
+    assert np.array_equal(diagonal_crops(cards, "nw-se"), each[:, [0, 2]].reshape(14, CROP_H,
+                                                                                   CROP_W, 3))
+    assert np.array_equal(diagonal_crops(cards, "ne-sw"), each[:, [1, 3]].reshape(14, CROP_H,
+                                                                                   CROP_W, 3))
+    thumbs = _thumbnails(cards, (30, 42))
+    assert np.array_equal(thumbs, np.stack([cv2.resize(c, (30, 42), interpolation=cv2.INTER_AREA)
+                                            for c in cards]))
+    x = normalise(each[:, 0])
+    ref = each[:, 0].astype(np.float64)
+    ref = (ref - ref.mean(axis=(1, 2, 3), keepdims=True)) / (ref.std(axis=(1, 2, 3),
+                                                                     keepdims=True) + 8.0)
+    assert x.shape == (7, 3, CROP_H, CROP_W) and x.dtype == np.float32
+    assert np.allclose(x, ref.transpose(0, 3, 1, 2), atol=1e-5)
+    assert normalise(np.zeros((0, CROP_H, CROP_W, 3), np.uint8)).shape == (0, 3, CROP_H, CROP_W)
+
+
+def test_rectify_border_mode_does_not_change_the_card():
+    """Inside the frame the cheaper border is used; at the edge the replicated one: both give
+    what the replicated border gives."""
+    from scanner.rectify import CANON_H, CANON_RECT, CANON_W, border_for
+
+    rng = np.random.default_rng(6)
+    img = rng.integers(0, 256, (300, 400, 3), np.uint8)
+    for quad in (np.float32([[100, 50], [160, 55], [155, 140], [97, 136]]),
+                 np.float32([[-5, 10], [50, 12], [48, 100], [-8, 96]])):  # over the left edge
+        M = cv2.getPerspectiveTransform(quad, CANON_RECT)
+        ref = cv2.warpPerspective(img, M, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE)
+        assert np.array_equal(rectify(img, quad), ref)
+    assert border_for(np.float32([[1, 1], [398, 298]]), img.shape) == cv2.BORDER_CONSTANT
+    assert border_for(np.float32([[0.5, 1], [398, 298]]), img.shape) == cv2.BORDER_REPLICATE
+
+
+def test_board_search_of_all_zones_at_once_matches_zone_by_zone(reader):
+    img, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    keys = scanner.zone_names()
+    together = scanner._find_in_patches(img, keys)
+    found = 0
+    for key in keys:
+        q1, s1 = scanner._find_in_patch(img, key)
+        q2, s2 = together[key]
+        assert s1 == pytest.approx(s2, abs=1e-4), key
+        assert (q1 is None) == (q2 is None), key
+        if q1 is not None:
+            found += 1
+            assert np.allclose(q1, q2), key
+    assert found >= 20
+    # each zone's map samples the frame as the zone's homography does
+    pw, ph, _ = scanner._geom
+    for key in keys:
+        warped = cv2.warpPerspective(img, scanner._warps[key], (pw, ph),
+                                     flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        mapped = cv2.remap(img, scanner._maps[key], None, cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_REPLICATE)
+        assert np.abs(warped.astype(int) - mapped).max() <= 1, key
