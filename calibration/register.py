@@ -78,10 +78,11 @@ def _rank_rows(centres: np.ndarray, tol: float) -> list[list[int]]:
 
 
 def _one_missing(centres: np.ndarray, rows: list[list[int]], ideal1: np.ndarray,
-                 ideal5: np.ndarray) -> tuple[float, np.ndarray, list[int]] | None:
+                 ideal5: np.ndarray) -> list[tuple[float, np.ndarray, list[int]]]:
     """One full home rank plus 3 cards of the other (a court card the finder missed, a hand):
-    try each collinear triple in each of the 4 ways it can miss one file."""
-    best = None
+    try each collinear triple in each of the 4 ways it can miss one file. Every fit close
+    enough is returned (the caller weighs them by what else they explain)."""
+    fits = []
     n = len(centres)
     for full in rows:
         rest = [i for i in range(n) if i not in full]
@@ -111,8 +112,83 @@ def _one_missing(centres: np.ndarray, rows: list[list[int]], ideal1: np.ndarray,
                         err = np.linalg.norm(apply_h(H, src) - dst, axis=1)
                         scale = float(np.linalg.norm(centres[full[3]] - centres[full[0]])) / 6
                         rel = float(np.sqrt((err ** 2).mean())) / max(scale, 1e-6)
-                        if rel < 0.08 and (best is None or rel < best[0]):
-                            best = (rel, H, idx)
+                        if rel < 0.08 and _triple_predicted(src, dst, idx.index(t3[0])):
+                            fits.append((rel, H, idx))
+    return fits
+
+
+def _triple_predicted(src: np.ndarray, dst: np.ndarray, first: int) -> bool:
+    """Whether each card of the partial rank is where the other six cards put it. Three
+    collinear points fit any three files of a rank exactly, so the residual cannot tell a
+    shifted rank (e1, g1 and the initiative card taken for a1, c1, e1); left out one at a
+    time, a card of a wrongly placed rank lands far from the fit of the rest. Measured on the
+    board (cells), as perspective shrinks the far rank: over 40 synthetic poses a right rank's
+    worst card lands within 0.26 cell, a shifted one 0.6 or more away."""
+    for k in range(first, first + 3):
+        rest = [j for j in range(len(src)) if j != k]
+        H = fit_homography(src[rest], dst[rest])
+        if H is None or np.linalg.norm(apply_h(np.linalg.inv(H), dst[k:k + 1])[0]
+                                       - src[k]) > 0.4:
+            return False
+    return True
+
+
+def _board_targets(H: np.ndarray, centres: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """Under the fit H, the cards lying on a set-up cell or an initiative zone (the zones
+    beside file g, or where the board's 180° twin puts them), each with its place: (card
+    indices, board positions)."""
+    b = apply_h(np.linalg.inv(H), centres)
+    zones = np.array(list(DEFAULT_INITIATIVE.values()))
+    places = np.vstack([[cell_xy(c) for c in SETUP_CELLS], zones, [6.0, 4.0] - zones])
+    reach = np.array([[0.35, 0.35]] * len(SETUP_CELLS) + [[0.8, 0.5]] * (2 * len(zones)))
+    d = np.abs(b[:, None] - places[None])
+    near = ((d / reach[None]) ** 2).sum(2)
+    taken: dict[int, tuple[float, int]] = {}  # place -> (distance, card): nearest card wins
+    for i in range(len(b)):
+        k = int(near[i].argmin())
+        if near[i, k] <= 1.0 and (k not in taken or near[i, k] < taken[k][0]):
+            taken[k] = (float(near[i, k]), i)
+    cards = [i for _, i in taken.values()]
+    return cards, places[list(taken)]
+
+
+def _likeliest_board(fits: list[tuple[float, np.ndarray, list[int]]], centres: np.ndarray
+                     ) -> tuple[float, np.ndarray, list[int]]:
+    """Of the fits of two home ranks, the board: the one under which the most cards lie on
+    set-up cells and initiative zones, then the one that fits all of those best. Why not the
+    rows' residual alone: a rank's c, e, g cards and the initiative card beside g are four
+    collinear cards at nearly the set-up's cross-ratio (2, 4, 6, 7.3: 1.25 against 4/3), and a
+    rank with a card missing fits three files either way along it; a fit two files off then
+    leaves cards unexplained, or fits them worse. Where two different boards explain the
+    cards equally well, the set-up is ambiguous and RegistrationError says so (a wrong board
+    would misplace every card of the game)."""
+    scored = []
+    for fit in fits:
+        cards, places = _board_targets(fit[1], centres)
+        H = fit_homography(places, centres[cards]) if len(cards) >= 5 else None
+        if H is None:
+            continue
+        pitch = float(np.linalg.norm(apply_h(H, np.array([[4.0, 2.0]]))
+                                     - apply_h(H, np.array([[3.0, 2.0]]))))
+        err = np.linalg.norm(apply_h(H, places) - centres[cards], axis=1)
+        scored.append((len(cards), float(np.sqrt((err ** 2).mean())) / max(pitch, 1e-6), fit))
+    if not scored:
+        return min(fits, key=lambda f: f[0])
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    n_best, res_best, best = scored[0]
+    lattice = np.array([cell_xy(c) for c in CELLS])
+    at = apply_h(best[1], lattice)
+    twin = apply_h(best[1], [6.0, 4.0] - lattice)
+    pitch = float(np.linalg.norm(at[1] - at[0]))  # a1 -> b1
+    for n, res, fit in scored[1:]:
+        if n < n_best or res > 1.5 * res_best + 0.01:
+            break
+        other = apply_h(fit[1], lattice)
+        if min(np.abs(other - at).max(), np.abs(other - twin).max()) > 0.5 * pitch:
+            raise RegistrationError(
+                f"the {len(centres)} cards seen fit two different boards equally well (is a "
+                "set-up card hidden or out of view?): show all 8 set-up cards, or click the "
+                "4 board corners")
     return best
 
 
@@ -211,7 +287,7 @@ def register_from_cards(quads: list[np.ndarray], image_size: tuple[int, int],
         quads = quads[:14]  # the finder lists the cleanest card outlines first
     centres = np.array([quad_centre(q) for q in quads])
     rows = _rank_rows(centres, tol=0.06)
-    best: tuple[float, np.ndarray, list[int]] | None = None
+    fits: list[tuple[float, np.ndarray, list[int]]] = []
     ideal_rank1 = np.array([cell_xy(c) for c in SETUP_CELLS[:4]])
     ideal_rank5 = np.array([cell_xy(c) for c in SETUP_CELLS[4:]])
     for r1, r5 in itertools.permutations(rows, 2):
@@ -230,14 +306,13 @@ def register_from_cards(quads: list[np.ndarray], image_size: tuple[int, int],
             rel = err / max(scale, 1e-6)
             if rel > 0.12:
                 continue
-            if best is None or rel < best[0] - 1e-9:
-                best = (rel, H, r1o + r5o)
-    if best is None:
-        best = _one_missing(centres, rows, ideal_rank1, ideal_rank5)
-    if best is None:
+            fits.append((rel, H, r1o + r5o))
+    fits += _one_missing(centres, rows, ideal_rank1, ideal_rank5)
+    if not fits:
         raise RegistrationError(
             f"saw {len(quads)} card(s) but no two rows of 4 set-up cards (files a, c, e, g "
             f"on ranks 1 and 5); found {len(rows)} candidate row(s)")
+    best = _likeliest_board(fits, centres)
     _, H, used = best
     # the 180° twin fits equally well: (f, r) -> (6 - f, 4 - r)
     flip = np.array([[-1.0, 0, 6], [0, -1.0, 4], [0, 0, 1]])

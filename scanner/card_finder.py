@@ -121,8 +121,16 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
         edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo)
         edges = cv2.dilate(edges, kernel)
         quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
-    scored = [(card_contrast(g, q), q) for q in quads]
-    scored = [(c, q) for c, q in scored if c >= MIN_CONTRAST]
+    scored = []
+    if quads:
+        qs = np.array(quads, np.float32)
+        contrast = card_contrasts(g, qs)
+        low = np.flatnonzero(contrast < MIN_CONTRAST)
+        if len(low):
+            snapped, ok = snap_to_edges(g, qs[low])
+            qs[low[ok]] = snapped[ok]
+            contrast[low[ok]] = card_contrasts(g, snapped[ok])
+        scored = [(float(c), q) for c, q in zip(contrast, qs, strict=True) if c >= MIN_CONTRAST]
     kept = _dedupe(scored)
     if kept:
         # cards in one view are of a size; far smaller quads are pips and index marks
@@ -157,3 +165,66 @@ def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
     # either way round: a card is whiter than a dark table, greyer than a white one
     return float(max(steps.min(), -steps.max()))
 
+
+
+_SNAP_T = (np.arange(10) + 0.5) / 10 * 0.8 + 0.1
+_SNAP_SHIFT = np.linspace(-0.08, 0.16, 13)  # of the quad's size across the side: mostly out
+
+
+def _rim_steps(g: np.ndarray, inner: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    h, w = g.shape[:2]
+    ii = np.clip(np.rint(inner).astype(np.int32), 0, [w - 1, h - 1])
+    oo = np.clip(np.rint(outer).astype(np.int32), 0, [w - 1, h - 1])
+    return np.median(g[ii[..., 1], ii[..., 0]].astype(np.float32) - g[oo[..., 1], oo[..., 0]],
+                     axis=-1)
+
+
+def card_contrasts(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """`card_contrast` of N quads (N x 4 x 2) at once."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    c = q.mean(1)[:, None, None]  # N x 1 x 1 x 2
+    p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
+    pts = p0 + _T[None, None, :, None] * (p1 - p0)  # N x 4 x 12 x 2
+    steps = _rim_steps(g, c + (pts - c) * 0.92, c + (pts - c) * 1.1)  # N x 4
+    return np.maximum(steps.min(1), -steps.max(1))
+
+
+def snap_to_edges(g: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Move each side of N card-like quads along its normal to where the step from card to
+    table is sharpest, and meet the four lines again. A threshold blob often stops short of
+    the card's edge (a dark outline, pips touching the margin, uneven light), and its rim test
+    then compares card with card. Returns (quads, usable)."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    c = q.mean(1)[:, None]  # N x 1 x 2
+    p0, p1 = q, np.roll(q, -1, axis=1)
+    d = p1 - p0  # N x 4 x 2
+    length = np.maximum(np.linalg.norm(d, axis=2, keepdims=True), 1e-9)
+    n = np.stack([d[..., 1], -d[..., 0]], axis=2) / length
+    mid = (p0 + p1) / 2
+    out_dir = np.sign(((mid - c) * n).sum(2, keepdims=True))
+    n = n * np.where(out_dir == 0, 1, out_dir)  # outward
+    across = 2 * np.abs(((mid - c) * n).sum(2))  # N x 4: the quad's size across each side
+    pts = p0[:, :, None] + _SNAP_T[None, None, :, None] * d[:, :, None]  # N x 4 x 10 x 2
+    shifts = _SNAP_SHIFT[None, None] * across[..., None]  # N x 4 x S
+    gap = np.maximum(1.5, 0.04 * across)[..., None, None, None]
+    base = pts[:, :, None] + shifts[..., None, None] * n[:, :, None, None]  # N x 4 x S x 10 x 2
+    nn = n[:, :, None, None]
+    step = _rim_steps(g, base - gap * nn, base + gap * nn)  # N x 4 x S
+    # the rim samples straddle the edge over a few shifts alike: the middle of that plateau
+    size = np.abs(step)
+    top = size >= 0.9 * size.max(2, keepdims=True)
+    s = (shifts * top).sum(2) / top.sum(2)  # N x 4
+    a = p0 + s[..., None] * n  # a point on each moved side
+    # corner k is where side k-1 meets side k
+    a_prev, d_prev = np.roll(a, 1, axis=1), np.roll(d, 1, axis=1)
+    det = d_prev[..., 0] * (-d[..., 1]) - (-d[..., 0]) * d_prev[..., 1]
+    rhs = a - a_prev
+    t = (rhs[..., 0] * (-d[..., 1]) - (-d[..., 0]) * rhs[..., 1]) / np.where(
+        np.abs(det) < 1e-6, np.nan, det)
+    corners = a_prev + t[..., None] * d_prev
+    x, y = corners[..., 0], corners[..., 1]
+    area = 0.5 * np.abs((x * np.roll(y, -1, 1) - y * np.roll(x, -1, 1)).sum(1))
+    xq, yq = q[..., 0], q[..., 1]
+    area0 = 0.5 * np.abs((xq * np.roll(yq, -1, 1) - yq * np.roll(xq, -1, 1)).sum(1))
+    ok = np.isfinite(corners).all((1, 2)) & (area >= 0.5 * area0) & (length[..., 0] >= 4).all(1)
+    return np.nan_to_num(corners).astype(np.float32), ok

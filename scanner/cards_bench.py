@@ -139,7 +139,7 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
     from calibration.register import RegistrationError, register_from_cards
     from models.renderer import Scene, render_scene
 
-    from .card_finder import find_cards
+    from .card_presence import find_setup_cards
 
     rng = np.random.default_rng(seed + 17)
     ok = found = in_view = found_in_view = flipped = 0
@@ -152,9 +152,10 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
         t = time.perf_counter()
         try:
             try:
-                prof = register_from_cards(find_cards(res.image), (scene.width, scene.height))
+                prof = register_from_cards(find_setup_cards(res.image),
+                                           (scene.width, scene.height))
             except RegistrationError:  # as `calibrate board` does: again at full resolution
-                prof = register_from_cards(find_cards(res.image, max_side=4096),
+                prof = register_from_cards(find_setup_cards(res.image, max_side=4096),
                                            (scene.width, scene.height))
         except RegistrationError:
             times.append((time.perf_counter() - t) * 1000)

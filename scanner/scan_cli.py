@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         from calibration.profile import Profile, ProfileError
         from calibration.register import RegistrationError, register_from_cards
 
-        from .card_finder import find_cards
+        from .card_presence import CardPresence, find_setup_cards
         from .card_reader import reader_in
         from .incremental import IncrementalScanner, board_region
         from .pipeline import TableScanner
@@ -203,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
         return IncrementalScanner.for_profile(profile, reader, pieces), None
 
     scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
+    # registration from the set-up cards checks each quad with the presence model: loaded once
+    presence = None if profile else CardPresence.default()
     latencies: list[float] = []
     cpu_times: list[float] = []
     settled = SettledFrames()
@@ -225,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
                 if not occluded:
                     try:
                         h, w = image.shape[:2]
-                        profile = register_from_cards(find_cards(image), (w, h))
+                        profile = register_from_cards(
+                            find_setup_cards(image, presence=presence), (w, h))
                         scanner, occlusion = frame_reader(profile)
                         registration_note = f"registered from the set-up cards at frame " \
                                             f"{frame_no}"

@@ -203,3 +203,53 @@ def test_registration_from_a_synthetic_warped_image():
     moved = [q + np.float32([math.cos(1.0) * 170, 120]) for q in quads]
     assert check_registration(prof, moved) == "moved"
     assert check_registration(prof, quads[:2]) == "unknown"
+
+
+@pytest.mark.parametrize("skip", [("a1", "c1"), ("a1", "g1"), ("c5", "e5")])
+def test_a_rank_missing_two_cards_never_registers_a_wrong_board(skip):
+    """With two set-up cards of a rank missing, that rank's other two cards and its
+    initiative card are three collinear cards that fit three files of a rank exactly: the
+    board must not be registered shifted along the ranks (it was, 27 times in 40 poses)."""
+    rng = np.random.default_rng(21)
+    for _ in range(12):
+        cam = pose(rng)
+        while not visible(cam):
+            cam = pose(rng)
+        try:
+            prof = register_from_cards(setup_quads(cam, rng, skip=skip), (1280, 720))
+        except RegistrationError:
+            continue
+        assert cell_error(prof, cam) < 0.15
+
+
+def test_checked_cloth_squares_are_not_taken_for_set_up_cards():
+    """A rendered held-out table with a checked cloth: the finder outlines its squares too;
+    the presence check drops them, keeps the set-up cards, and what is registered is never a
+    wrong board (here a card is missing, and two boards fit: it says so)."""
+    from calibration.geometry import quad_centre
+    from models.renderer import Scene, render_scene
+    from scanner.card_finder import find_cards
+    from scanner.card_presence import find_setup_cards
+    from scanner.cards_bench import setup_position, truth_profile
+
+    res = render_scene(setup_position(np.random.default_rng(1591)),
+                       Scene.random(1591, split="heldout"))
+    truth = truth_profile(res.truth)
+    at_setup = truth.board_to_image(np.array([cell_xy(c) for c in SETUP_CELLS], float))
+
+    def on_setup_cells(quads):
+        return sum(any(np.linalg.norm(quad_centre(q) - c) < 20 for q in quads)
+                   for c in at_setup)
+
+    every, checked = find_cards(res.image), find_setup_cards(res.image)
+    assert len(every) >= 50 and len(checked) <= 12
+    assert on_setup_cells(checked) == on_setup_cells(every) >= 6
+    try:
+        prof = register_from_cards(checked, (res.truth["width"], res.truth["height"]))
+    except RegistrationError as exc:
+        assert "two different boards" in str(exc)
+    else:
+        pts = np.array([cell_xy(c) for c in CELLS], float)
+        pitch = np.linalg.norm(np.diff(truth.board_to_image(np.array([[3, 2], [4, 2]])), axis=0))
+        assert np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image(pts),
+                              axis=1).max() < 0.15 * pitch

@@ -316,3 +316,23 @@ def test_board_search_of_all_zones_at_once_matches_zone_by_zone(reader):
         mapped = cv2.remap(img, scanner._maps[key], None, cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_REPLICATE)
         assert np.abs(warped.astype(int) - mapped).max() <= 1, key
+
+
+def test_a_quad_short_of_the_card_snaps_to_its_edges():
+    """A threshold blob that stops well inside the card (pips at the margin, uneven light) has
+    no rim step; snapped, each side meets the card's edge again."""
+    from scanner.card_finder import card_contrast, card_contrasts, snap_to_edges
+
+    g = np.full((300, 400), 90, np.uint8)
+    card = np.float32([[120, 60], [220, 70], [208, 210], [108, 200]])
+    cv2.fillConvexPoly(g, card.astype(np.int32), 230)
+    c = card.mean(0)
+    short = (c + (card - c) * 0.85).astype(np.float32)
+    assert card_contrast(g, short) < 8.0  # inner and outer rim both on the card
+    snapped, ok = snap_to_edges(g, short[None])
+    assert ok[0]
+    assert np.abs(snapped[0] - card).max() < 3.5
+    assert card_contrast(g, snapped[0]) > 60
+    rng = np.random.default_rng(7)
+    quads = rng.uniform(-20, 420, (50, 4, 2)).astype(np.float32)
+    assert np.array_equal(card_contrasts(g, quads), [card_contrast(g, q) for q in quads])

@@ -28,13 +28,13 @@ def calibrate_from_frame(image: np.ndarray | None, out: Path, white_edge: str = 
     try:
         from calibration.register import RegistrationError, register_from_cards
         from calibration.signature import signature
-        from scanner.card_finder import find_cards
+        from scanner.card_presence import find_setup_cards
     except ImportError:
         raise CalibrationError("board calibration is not installed yet: calibrate with "
                                "'royal-table calibrate' and start serve with --profile") from None
     h, w = image.shape[:2]
     try:
-        profile = register_from_cards(find_cards(image), (w, h), white_edge)
+        profile = register_from_cards(find_setup_cards(image), (w, h), white_edge)
     except (RegistrationError, ValueError) as exc:
         raise CalibrationError(f"the board was not found: {exc}") from None
     check_fit(np.asarray(profile.H, np.float64))
