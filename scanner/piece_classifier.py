@@ -3,7 +3,10 @@
 One small ONNX model (`models/pieces/piece_classifier.onnx`, run with onnxruntime on one
 thread) reads every cell's perspective-aware crop (`scanner.piece_crops`). Its last layer is a
 cosine classifier: logits = scale * embedding . prototype, so adapting to the players' own set
-(`scanner.piece_adapt`) only swaps the class prototypes for the means of that set's embeddings.
+(`scanner.piece_adapt`) swaps the class prototypes for the means of that set's embeddings; where
+the model also gives its pooled mid-level features, the adapted set's kind and colour are read
+by a small learnt head (`SetHead`) over the embedding and those features together, which carries
+over from renders to a real set far better than the embedding alone.
 
 Never a guess, but no more unsure than needed: the 14 class probabilities are read as three
 decisions, each with its own confidence (`decide`):
@@ -21,6 +24,7 @@ between similar kinds (a bishop or a queen?) no longer makes the cell's occupanc
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +89,32 @@ def decide(probs: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
             "p_side": p_side, "p_kind": p_kind, "p_piece": p_piece}
 
 
+@dataclass
+class SetHead:
+    """Kind and colour as learnt from the players' own set: a multinomial logistic regression
+    over a crop's descriptor (embedding and pooled features, standardised), among the piece
+    classes seen while adapting (in a game, the armies on their set-up cards)."""
+
+    classes: np.ndarray  # indices into CLASSES, pieces only
+    mean: np.ndarray
+    std: np.ndarray
+    weights: np.ndarray  # features x classes
+    bias: np.ndarray
+
+    def probabilities(self, desc: np.ndarray) -> np.ndarray:
+        return _softmax(((desc - self.mean) / self.std) @ self.weights + self.bias)
+
+    def apply(self, probs: np.ndarray, desc: np.ndarray) -> np.ndarray:
+        """The trained model's 14 probabilities with the share it gives the head's classes
+        handed out among them by this head instead. Occupancy and unsure stay the trained
+        model's (learnt from renders of every kind of table, which one set-up view cannot
+        teach), and so do the pieces the examples never showed."""
+        out = probs.copy()
+        seen = probs[:, self.classes].sum(1, keepdims=True)
+        out[:, self.classes] = seen * self.probabilities(desc)
+        return out
+
+
 class PieceClassifier:
     """The piece stage: `read(image, camera_or_homography, cells) -> {cell: PieceReading}`."""
 
@@ -106,28 +136,44 @@ class PieceClassifier:
             raise ModelError(f"cannot load piece model {path}: {exc}") from exc
         self.model_path = path
         self.threshold = threshold
-        _, _, protos = self.session.run(None, {"crops": np.zeros((1, 3, CROP_H, CROP_W),
-                                                                  np.float32)})
-        self.base_prototypes = protos.astype(np.float32)
+        # models exported before session 13 give no pooled features: prototypes alone adapt
+        self._outputs = ["embedding"] + (
+            ["features"] if any(o.name == "features" for o in self.session.get_outputs()) else [])
+        out = self.session.run(["prototypes"] + self._outputs,
+                               {"crops": np.zeros((1, 3, CROP_H, CROP_W), np.float32)})
+        self.base_prototypes = out[0].astype(np.float32)
+        self.embed_dim = self.base_prototypes.shape[1]
+        self.descriptor_dim = sum(o.shape[1] for o in out[1:])
         self.prototypes = self.base_prototypes.copy()
         self.scale = COSINE_SCALE  # adaptation may refit it (prototypes closer together)
+        self.set_head: SetHead | None = None
         self.last_timings_ms: dict[str, float] = {}
 
     # --- the model -----------------------------------------------------------------------
-    def embed(self, crops: np.ndarray) -> np.ndarray:
-        """L2-normalised embeddings (N x D) of crops (N x H x W x 3 uint8)."""
-        if len(crops) == 0:
-            return np.zeros((0, self.prototypes.shape[1]), np.float32)
-        _, emb, _ = self.session.run(None, {"crops": to_input(crops)})
-        return emb
+    @property
+    def has_features(self) -> bool:
+        return "features" in self._outputs
 
-    def probabilities(self, emb: np.ndarray) -> np.ndarray:
-        return _softmax(self.scale * emb @ self.prototypes.T)
+    def embed(self, crops: np.ndarray) -> np.ndarray:
+        """Descriptors of crops (N x H x W x 3 uint8): N x `descriptor_dim`, the L2-normalised
+        embedding in the first `embed_dim` columns, then the pooled features where the model
+        gives them."""
+        if len(crops) == 0:
+            return np.zeros((0, self.descriptor_dim), np.float32)
+        out = self.session.run(self._outputs, {"crops": to_input(crops)})
+        return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
+
+    def probabilities(self, desc: np.ndarray) -> np.ndarray:
+        probs = _softmax(self.scale * desc[:, :self.embed_dim] @ self.prototypes.T)
+        if self.set_head is not None:
+            probs = self.set_head.apply(probs, desc)
+        return probs
 
     def reset(self) -> None:
         """Forget any adaptation: back to the trained prototypes."""
         self.prototypes = self.base_prototypes.copy()
         self.scale = COSINE_SCALE
+        self.set_head = None
 
     def decide(self, probs: np.ndarray) -> dict[str, np.ndarray]:
         """The three decisions for N x 14 probabilities (see the module's doc). Returns arrays:

@@ -1,4 +1,5 @@
-"""Adapting to the players' own set: from class means of embeddings, from the set-up view."""
+"""Adapting to the players' own set: from class means of embeddings, the set head over pooled
+features, from the set-up view."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from scanner.piece_adapt import (
     adapt_from_crops,
     adapt_from_embeddings,
     adapt_from_setup,
+    fit_set_head,
     setup_labels,
 )
-from scanner.piece_classifier import CLASSES, PieceClassifier
+from scanner.piece_classifier import CLASSES, PieceClassifier, decide
 
 FIX = Path(__file__).parent / "fixtures" / "pieces"
 
@@ -39,6 +41,28 @@ def test_class_means_take_over_the_classes_seen():
     assert (np.sum(protos[unseen] * base[unseen], 1) > 0.9).all()
 
 
+def test_set_head_learns_the_pieces_it_was_shown():
+    rng = np.random.default_rng(1)
+    centres = rng.normal(size=(3, 40)) * 2  # three pieces, apart in feature space
+    labels = np.repeat([2, 8, 11, 0], 10)  # and "empty" examples, which the head leaves alone
+    feats = np.concatenate([np.repeat(centres, 10, 0), rng.normal(size=(10, 40))]) \
+        + rng.normal(size=(40, 40))
+    head = fit_set_head(feats, labels)
+    assert list(head.classes) == [2, 8, 11]
+    test = np.repeat(centres, 20, 0) + rng.normal(size=(60, 40))
+    assert (head.classes[head.probabilities(test).argmax(1)] == np.repeat([2, 8, 11], 20)) \
+        .mean() > 0.95
+    # applied to the trained model's probabilities: occupancy, unsure and the pieces never
+    # shown keep their probability; only the mass on the head's classes is handed out anew
+    probs = rng.dirichlet(np.ones(len(CLASSES)), size=60)
+    out = head.apply(probs, test)
+    keep = [c for c in range(len(CLASSES)) if c not in (2, 8, 11)]
+    np.testing.assert_allclose(out[:, keep], probs[:, keep])
+    np.testing.assert_allclose(out.sum(1), 1.0)
+    np.testing.assert_allclose(decide(out)["p_occ"], decide(probs)["p_occ"])
+    assert fit_set_head(feats[:10], labels[:10]) is None  # one piece class: nothing to tell apart
+
+
 @pytest.fixture(scope="module")
 def clf() -> PieceClassifier:
     return PieceClassifier()
@@ -55,17 +79,19 @@ def test_adapting_from_the_setup_view(clf):
     try:
         assert info["seconds"] < 30 and info["examples"] == 5 * len(board)
         assert not np.allclose(clf.prototypes, clf.base_prototypes)
+        assert info["set_head"] and clf.set_head is not None
         # the view it learnt from is read right throughout
         r = clf.read(img, truth["camera"], list(truth["labels"]))
         assert all(r[c].piece == lab for c, lab in truth["labels"].items())
     finally:
         clf.reset()
-    assert np.allclose(clf.prototypes, clf.base_prototypes)
+    assert np.allclose(clf.prototypes, clf.base_prototypes) and clf.set_head is None
 
 
 @pytest.mark.xfail(reason="known regression with the procedural-set model (MODEL_CARD.md): "
                    "adapting from one 12-cell set-up view reads another view of the held-out "
-                   "set worse (5 cells right against 8 unadapted)", strict=False)
+                   "set worse (5 cells right against 8 unadapted; 4 of that view's 8 pieces "
+                   "are kinds the set-up view never showed)", strict=False)
 def test_setup_adaptation_transfers_to_another_view(clf):
     img = cv2.imread(str(FIX / "setup-lathe.jpg"))
     truth = json.loads((FIX / "setup-lathe.json").read_text())

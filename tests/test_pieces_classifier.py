@@ -54,8 +54,11 @@ def kinds_right(readings: dict, labels: dict) -> tuple[int, int]:
 def test_model_is_small_and_has_its_outputs(clf):
     assert DEFAULT_MODEL.stat().st_size < 8e6
     assert clf.prototypes.shape == (len(CLASSES), 64)
-    emb = clf.embed(np.zeros((2, 96, 64, 3), np.uint8))
-    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, rtol=1e-4)
+    desc = clf.embed(np.zeros((2, 96, 64, 3), np.uint8))
+    # the embedding first, then the pooled features the set head adapts on
+    assert clf.has_features and desc.shape == (2, clf.descriptor_dim)
+    assert clf.descriptor_dim == 64 + 320
+    np.testing.assert_allclose(np.linalg.norm(desc[:, :64], axis=1), 1.0, rtol=1e-4)
 
 
 # Floors for pieces read right (kind and side) with the shipped model, before adaptation. The

@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 EMBED_DIM = 64
 COSINE_SCALE = 16.0
+MID = 6  # features[:MID] ends at the 12 x 8 maps (the second max pool)
 
 
 def _conv(i: int, o: int, stride: int = 1, bn: bool = True) -> nn.Sequential:
@@ -21,7 +22,8 @@ def _conv(i: int, o: int, stride: int = 1, bn: bool = True) -> nn.Sequential:
 
 class PieceNet(nn.Module):
     """Input N x 3 x 96 x 64 (BGR, 0..1). Outputs logits (N x classes), the L2-normalised
-    embedding (N x EMBED_DIM) and the normalised class prototypes (classes x EMBED_DIM)."""
+    embedding (N x EMBED_DIM), the normalised class prototypes (classes x EMBED_DIM) and the
+    pooled features of the last two stages (`pooled_features`)."""
 
     def __init__(self, n_classes: int, widths: tuple[int, ...] = (16, 32, 64, 96),
                  bn: bool = True):
@@ -37,11 +39,19 @@ class PieceNet(nn.Module):
         self.prototypes = nn.Parameter(torch.randn(n_classes, EMBED_DIM) * 0.1)
 
     def forward(self, x: torch.Tensor):
-        f = self.features((x - 0.5) * 4.0)
-        f = f.mean((2, 3))
+        mid = self.features[:MID]((x - 0.5) * 4.0)
+        top = self.features[MID:](mid)
+        f = top.mean((2, 3))
         e = F.normalize(self.embed(f), dim=1)
         p = F.normalize(self.prototypes, dim=1)
-        return COSINE_SCALE * e @ p.t(), e, p
+        return COSINE_SCALE * e @ p.t(), e, p, pooled_features(mid, top)
+
+
+def pooled_features(mid: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """The last two stages' maps, mean and max pooled (N x 2 (w3 + w4)): what adapting to a
+    players' set learns from. Trained on renders alone, the mid-level maps carry over to real
+    photographs far better than the embedding (the model card's adaptation figures)."""
+    return torch.cat([top.mean((2, 3)), top.amax((2, 3)), mid.mean((2, 3)), mid.amax((2, 3))], 1)
 
 
 def from_onnx(path, n_classes: int) -> PieceNet:

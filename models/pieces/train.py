@@ -105,7 +105,7 @@ def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128
             b = idx[i:i + batch]
             xb = Xt[b].permute(0, 3, 1, 2).float() / 255
             xb = _augment(xb, gen)
-            logits, _, _ = net(xb)
+            logits = net(xb)[0]
             loss = F.cross_entropy(logits, yt[b], label_smoothing=0.05)
             opt.zero_grad()
             loss.backward()
@@ -128,9 +128,9 @@ def export(net, path: Path) -> None:
     dummy = torch.zeros(1, 3, CROP_H, CROP_W)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(net, (dummy,), str(path), input_names=["crops"],
-                      output_names=["logits", "embedding", "prototypes"],
+                      output_names=["logits", "embedding", "prototypes", "features"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
-                                    "embedding": {0: "n"}},
+                                    "embedding": {0: "n"}, "features": {0: "n"}},
                       opset_version=17, dynamo=False)
 
 
@@ -188,6 +188,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--cache", type=Path, default=Path("data/pieces"),
                     help="where rendered crops are kept between runs (none: nowhere)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--export-only", action="store_true",
+                    help="write --init's weights with this recipe's outputs, no training "
+                         "(how the committed model gained its `features` output)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +209,17 @@ def run(args) -> int:
     if args.init is not None and not args.init.is_file():
         print(f"error: --init {args.init}: no such model", file=sys.stderr)
         return 2
+    if args.export_only:
+        if args.init is None:
+            print("error: --export-only needs --init MODEL.onnx", file=sys.stderr)
+            return 2
+        from scanner.piece_classifier import CLASSES
+
+        from .net import from_onnx
+
+        export(from_onnx(args.init, len(CLASSES)).eval(), args.out)
+        print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
+        return 0
     if args.scenes < 1 or args.epochs < 1:
         print("error: --scenes and --epochs must be at least 1", file=sys.stderr)
         return 2
