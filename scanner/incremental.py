@@ -49,10 +49,12 @@ def board_region(profile) -> np.ndarray:
 
 class IncrementalScanner:
     @classmethod
-    def for_profile(cls, profile, reader=None, pieces=None) -> IncrementalScanner:
+    def for_profile(cls, profile, reader=None, pieces=None,
+                    presence="default") -> IncrementalScanner:
         """The live loop for a calibrated board: its scanner, with occlusion watched over the
-        board and its initiative zones."""
-        return cls(TableScanner(profile, reader=reader, pieces=pieces),
+        board and its initiative zones. `presence` is passed to TableScanner (a loaded
+        CardPresence to share one, None for the finder's rim test alone)."""
+        return cls(TableScanner(profile, reader=reader, pieces=pieces, presence=presence),
                    OcclusionDetector(region=board_region(profile)))
 
     def __init__(self, scanner: TableScanner, occlusion: OcclusionDetector | None = None,

@@ -195,16 +195,17 @@ def run(args: argparse.Namespace) -> int:
         "no piece classifier" if pieces is None else "--no-adapt" if args.no_adapt
         else "the armies were not given")
 
+    # one presence model serves registration from the set-up cards and the board's scanner
+    presence = CardPresence.default()
+
     def frame_reader(profile):
         """The per-frame loop's scanner and occlusion detector for a registered board."""
         if args.every_zone:
-            return (TableScanner(profile, reader=reader, pieces=pieces),
+            return (TableScanner(profile, reader=reader, pieces=pieces, presence=presence),
                     OcclusionDetector(region=board_region(profile)))
-        return IncrementalScanner.for_profile(profile, reader, pieces), None
+        return IncrementalScanner.for_profile(profile, reader, pieces, presence), None
 
     scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
-    # registration from the set-up cards checks each quad with the presence model: loaded once
-    presence = None if profile else CardPresence.default()
     latencies: list[float] = []
     cpu_times: list[float] = []
     settled = SettledFrames()
