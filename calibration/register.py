@@ -133,6 +133,17 @@ def _triple_predicted(src: np.ndarray, dst: np.ndarray, first: int) -> bool:
     return True
 
 
+# how far (board cells, along and across the files) a card's centre may lie from an initiative
+# zone's centre and still be the card on that zone: players drop it roughly beside file g
+INITIATIVE_REACH = (0.8, 0.5)
+
+
+def _on_zone(b: np.ndarray, zone: tuple[float, float]) -> bool:
+    """Is the board point b on the initiative zone centred at `zone`?"""
+    return bool(abs(b[0] - zone[0]) < INITIATIVE_REACH[0]
+                and abs(b[1] - zone[1]) < INITIATIVE_REACH[1])
+
+
 def _board_targets(H: np.ndarray, centres: np.ndarray) -> tuple[list[int], np.ndarray]:
     """Under the fit H, the cards lying on a set-up cell or an initiative zone (the zones
     beside file g, or where the board's 180° twin puts them), each with its place: (card
@@ -140,7 +151,7 @@ def _board_targets(H: np.ndarray, centres: np.ndarray) -> tuple[list[int], np.nd
     b = apply_h(np.linalg.inv(H), centres)
     zones = np.array(list(DEFAULT_INITIATIVE.values()))
     places = np.vstack([[cell_xy(c) for c in SETUP_CELLS], zones, [6.0, 4.0] - zones])
-    reach = np.array([[0.35, 0.35]] * len(SETUP_CELLS) + [[0.8, 0.5]] * (2 * len(zones)))
+    reach = np.array([[0.35, 0.35]] * len(SETUP_CELLS) + [INITIATIVE_REACH] * (2 * len(zones)))
     d = np.abs(b[:, None] - places[None])
     near = ((d / reach[None]) ** 2).sum(2)
     taken: dict[int, tuple[float, int]] = {}  # place -> (distance, card): nearest card wins
@@ -267,10 +278,7 @@ def _initiative_votes(H: np.ndarray, quads: list[np.ndarray], used: set[int]) ->
             continue
         b = apply_h(Hi, quad_centre(q)[None])[0]
         for zx, zy in DEFAULT_INITIATIVE.values():
-            if abs(b[0] - zx) < 0.8 and abs(b[1] - zy) < 0.5:
-                votes += 1
-            if abs(b[0] - (6 - zx)) < 0.8 and abs(b[1] - (4 - zy)) < 0.5:
-                votes -= 1
+            votes += int(_on_zone(b, (zx, zy))) - int(_on_zone(b, (6 - zx, 4 - zy)))
     return votes
 
 
@@ -343,7 +351,7 @@ def _place_initiative(profile: Profile, quads: list[np.ndarray]) -> None:
     for side, (zx, zy) in list(profile.initiative.items()):
         for q in quads:
             b = apply_h(Hi, quad_centre(q)[None])[0]
-            if abs(b[0] - zx) < 0.8 and abs(b[1] - zy) < 0.5:
+            if _on_zone(b, (zx, zy)):
                 profile.initiative[side] = (round(float(b[0]), 3), round(float(b[1]), 3))
                 break
 
