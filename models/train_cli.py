@@ -57,7 +57,7 @@ def _cards(args: argparse.Namespace) -> int:
         return 0
     train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards, epochs=args.epochs,
           workers=args.workers, threads=args.threads, out=Path(args.out), init=args.init,
-          lr=args.lr, none_share=args.none_share)
+          lr=args.lr, none_share=args.none_share, augment=args.augment)
     return 0
 
 
@@ -94,6 +94,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, help="training epochs (default 12; 4 with --scenes)")
     p.add_argument("--none-share", type=float, default=0.35,
                    help="share of blank-corner crops seen per epoch")
+    p.add_argument("--augment", action="store_true",
+                   help="index reader from scratch: a fresh shift, scale, turn, blur, light and "
+                        "erased patch for each crop every epoch (models/cards/train.py: "
+                        "augment_index; tried in session 13, not yet the committed recipe)")
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--lr", type=float,

@@ -11,6 +11,7 @@ Needs the 'train' extra (torch CPU build, onnx). Runtime never imports this modu
 from __future__ import annotations
 
 import json
+import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -295,6 +296,49 @@ def fit_epoch(model, opt, sched, X, ranks, suits, order, augment=None,
     return tot / len(order)
 
 
+def augment_index(generator):
+    """A fresh look at each index crop every epoch (normalised N x 3 x H x W tensors): shifted
+    up to ~3 px, scaled 0.88-1.12 and turned up to 6 degrees, a third blurred, per-channel gain,
+    a tenth grey, noise, and a quarter with a patch erased. The cached crops are otherwise seen
+    identically every epoch, and the readers learnt the training decks' index shapes rather
+    than a suit's (session 13: from scratch on the same data, 5 epochs of 10, held-out clubs
+    read as clubs 79.4 % against the committed reader's 69.7 %; see the model card)."""
+    import torch
+    import torch.nn.functional as F
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=generator)
+
+    def aug(x):
+        n, _, h, w = x.shape
+        ang = (rand(n) - 0.5) * math.radians(12)
+        sc = 1 + (rand(n) - 0.5) * 0.24
+        tx, ty = (rand(n) - 0.5) * 0.2, (rand(n) - 0.5) * 0.12
+        cos, sin = torch.cos(ang) / sc, torch.sin(ang) / sc
+        theta = torch.stack([torch.stack([cos, -sin * h / w, tx], 1),
+                             torch.stack([sin * w / h, cos, ty], 1)], 1)
+        x = F.grid_sample(x, F.affine_grid(theta, list(x.shape), align_corners=False),
+                          padding_mode="border", align_corners=False)
+        blur = rand(n) < 0.3
+        if blur.any():
+            k = torch.tensor([0.25, 0.5, 0.25])
+            xb = F.conv2d(F.pad(x[blur], (1, 1, 0, 0), mode="replicate"),
+                          k.view(1, 1, 1, 3).repeat(3, 1, 1, 1), groups=3)
+            x[blur] = F.conv2d(F.pad(xb, (0, 0, 1, 1), mode="replicate"),
+                               k.view(1, 1, 3, 1).repeat(3, 1, 1, 1), groups=3)
+        x = x * (1 + (rand(n, 3, 1, 1) - 0.5) * 0.3) + (rand(n, 1, 1, 1) - 0.5) * 0.6
+        grey = rand(n) < 0.1
+        x[grey] = x[grey].mean(1, keepdim=True).expand(-1, 3, -1, -1)
+        x = x + torch.randn(x.shape, generator=generator) * rand(n, 1, 1, 1) * 0.15
+        for i in torch.nonzero(rand(n) < 0.25).squeeze(1).tolist():
+            y0, x0 = int(rand(1) * (h - 12)), int(rand(1) * (w - 8))
+            x[i, :, y0:y0 + 6 + int(rand(1) * 8), x0:x0 + 6 + int(rand(1) * 6)] = \
+                float(rand(1) - 0.5)
+        return x
+
+    return aug
+
+
 def logits_of(model, X, batch: int = 1024) -> np.ndarray:
     """The model's outputs over X in eval mode, without gradients."""
     import torch
@@ -340,7 +384,8 @@ def training_mix(seed: int, n_cards: int, workers: int,
 
 def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 14,
           workers: int = 2, threads: int = 1, out: Path = HERE, init: str | None = None,
-          lr: float = 3e-3, none_share: float = 0.35, log=print) -> dict:
+          lr: float = 3e-3, none_share: float = 0.35, augment: bool = False,
+          log=print) -> dict:
     """Train (or, with epochs=0 and init, only export and calibrate) the index classifier.
     Each epoch sees every index crop and a `none_share` sample of the blank corners, which are
     half the crops and easy."""
@@ -378,7 +423,8 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
             :per_epoch - len(index_crops)]]
         chosen = torch.cat([index_crops, blanks])
         perm = chosen[torch.randperm(len(chosen), generator=g)]
-        loss = fit_epoch(model, opt, sched, Xtr, Rtr, Str, perm)
+        loss = fit_epoch(model, opt, sched, Xtr, Rtr, Str, perm,
+                         augment=augment_index(g) if augment else None)
         acc = float((logits_of(model, Xva).argmax(1) == yva).mean())
         torch.save(model.state_dict(), weights)  # a run cut short still leaves its weights
         log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}, val crop accuracy "
@@ -395,7 +441,7 @@ def train(seed: int = 7, n_cards: int = 16000, n_val: int = 3000, epochs: int = 
         "classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
         "outputs": "log-probabilities of rank x suit (two heads)",
         "seed": seed, "n_cards": n_cards, "mix": [list(m) for m in MIX], "n_val": n_val,
-        "epochs": epochs, "lr": lr, "none_share": none_share,
+        "epochs": epochs, "lr": lr, "none_share": none_share, "augment": augment,
         "init": Path(init).name if init else None,
         "train_designs": train_designs + [PROCEDURAL], "val_designs": VAL_DESIGNS, **stats,
     }
