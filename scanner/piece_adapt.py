@@ -21,7 +21,14 @@ import time
 
 import numpy as np
 
-from .piece_classifier import CLASSES, COSINE_SCALE, UNSURE_CLASS, PieceClassifier, SetHead
+from .piece_classifier import (
+    CLASSES,
+    COSINE_SCALE,
+    UNSURE_CLASS,
+    PieceClassifier,
+    SetHead,
+    _softmax,
+)
 from .piece_crops import PITCH_X, PITCH_Y, as_board_camera, cell_centre, crop_quad, warp_quad
 
 EMPTY = CLASSES.index("empty")
@@ -114,11 +121,7 @@ def fit_set_head(desc: np.ndarray, labels: np.ndarray, c: float = SET_HEAD_C,
     m1 = [np.zeros_like(p) for p in params]
     m2 = [np.zeros_like(p) for p in params]
     for t in range(1, steps + 1):
-        logits = z @ params[0] + params[1]
-        logits -= logits.max(1, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(1, keepdims=True)
-        g = (p - onehot) / n
+        g = (_softmax(z @ params[0] + params[1]) - onehot) / n
         grads = [z.T @ g + params[0] / (c * n), g.sum(0)]
         for i, gr in enumerate(grads):
             m1[i] = 0.9 * m1[i] + 0.1 * gr
@@ -146,11 +149,10 @@ def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
         g = np.concatenate([g, g])  # a mirrored crop is no independent example
     desc = clf.embed(crops)
     emb = desc[:, :clf.embed_dim]
-    clf.set_head = None
     clf.prototypes = adapt_from_embeddings(clf.base_prototypes, emb, y)
     clf.scale = fit_scale(clf.prototypes, emb, y, g)
-    if clf.has_features:  # an older model without the pooled features: prototypes alone
-        clf.set_head = fit_set_head(desc, y)
+    # an older model without the pooled features: the prototypes alone adapt
+    clf.set_head = fit_set_head(desc, y) if clf.has_features else None
     return {"examples": int(len(labels)), "classes": sorted({CLASSES[i] for i in y}),
             "scale": round(clf.scale, 2), "set_head": clf.set_head is not None,
             "seconds": round(time.perf_counter() - t0, 3)}

@@ -106,8 +106,8 @@ def real_metrics(clf: PieceClassifier, X: np.ndarray, y: np.ndarray, src: np.nda
     from scanner.piece_adapt import adapt_from_crops
 
     clf.reset()
-    emb = np.concatenate([clf.embed(X[i:i + 256]) for i in range(0, len(X), 256)])
-    probs = clf.probabilities(emb)
+    desc = np.concatenate([clf.embed(X[i:i + 256]) for i in range(0, len(X), 256)])
+    probs = clf.probabilities(desc)
     pred = _pred_classes(clf, probs)
     out: dict = {"crops": int(len(y)), "sources": int(len(set(src.tolist())))}
     out["no_adaptation"] = round(float((pred == y).mean()), 4)
@@ -134,7 +134,7 @@ def real_metrics(clf: PieceClassifier, X: np.ndarray, y: np.ndarray, src: np.nda
                     need[y[i]] -= 1
         test = ~np.isin(src, list(used))
         adapt_from_crops(clf, X[chosen], [CLASSES[i] for i in y[chosen]])
-        p = clf.probabilities(emb[test])
+        p = clf.probabilities(desc[test])
         accs.append(float((_pred_classes(clf, p) == y[test]).mean()))
         top1s.append(float((p.argmax(1) == y[test]).mean()))
         clf.reset()
@@ -155,7 +155,7 @@ def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shot
         return {}
     X, y, fr = cs.X[sel], cs.y[sel], cs.frame[sel]
     clf.reset()
-    emb = np.concatenate([clf.embed(X[i:i + batch]) for i in range(0, len(y), batch)])
+    desc = np.concatenate([clf.embed(X[i:i + batch]) for i in range(0, len(y), batch)])
     rng = np.random.default_rng(seed)
     res = []
     for _ in range(trials):
@@ -176,7 +176,7 @@ def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shot
                     need[int(y[i])] -= 1
         test = ~np.isin(fr, list(used)) & (y != UNSURE_CLASS)
         adapt_from_crops(clf, X[chosen], [CLASSES[i] for i in y[chosen]])
-        pred = _pred_classes(clf, clf.probabilities(emb[test]))
+        pred = _pred_classes(clf, clf.probabilities(desc[test]))
         occ = test & (y > 0)
         yt = y[test]
         res.append(((pred == yt).mean(), (pred[y[test] > 0] == yt[yt > 0]).mean()))
