@@ -12,6 +12,7 @@ empty. Its recipe: `royal-table train cards --presence` (models/cards/presence.p
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 
 import cv2
@@ -25,19 +26,42 @@ MODEL_FILE = MODEL_DIR / "card_presence.onnx"
 META_FILE = MODEL_DIR / "card_presence.json"
 SIZE = (24, 32)  # w, h of the crop the model sees (a portrait card and its ring)
 RING = 1.3  # the crop spans the quad scaled this much about its centre: card and table
+KEPT_MAPS = 1024  # crop sampling maps kept (6 kB each) for quads that recur frame to frame
+
+
+def _crop_corners(size: tuple[int, int], ring: float) -> np.ndarray:
+    """Where a quad's corners go in its crop: the card fills the middle 1/ring of it."""
+    w, h = size
+    mx, my = w * (1 - 1 / ring) / 2, h * (1 - 1 / ring) / 2
+    return np.array([[mx, my], [w - mx, my], [w - mx, h - my], [mx, h - my]], np.float32)
+
+
+def presence_map(quad: np.ndarray, size: tuple[int, int] = SIZE, ring: float = RING
+                 ) -> np.ndarray:
+    """h x w x 2 float32: where each pixel of the quad's crop samples the frame (what
+    `presence_crops` warps), so many crops come from one remap."""
+    w, h = size
+    H = cv2.getPerspectiveTransform(_crop_corners(size, ring),
+                                    portrait_order(np.asarray(quad, np.float32))).astype(float)
+    x, y = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    return np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
+                     (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
 
 
 def presence_crops(image: np.ndarray, quads: list[np.ndarray], size: tuple[int, int] = SIZE,
-                   ring: float = RING) -> np.ndarray:
-    """N x h x w x 3 uint8: each quad (portrait order) and the table around it, rectified."""
+                   ring: float = RING, maps: list[np.ndarray] | None = None) -> np.ndarray:
+    """N x h x w x 3 uint8: each quad (portrait order) and the table around it, rectified;
+    through their `presence_map`s in one remap where given."""
     w, h = size
+    if maps is not None and len(maps):
+        return cv2.remap(image, np.concatenate(maps), None, cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE).reshape(len(maps), h, w, 3)
     out = np.zeros((len(quads), h, w, 3), np.uint8)
-    # the card fills the middle 1/ring of the crop
-    mx, my = w * (1 - 1 / ring) / 2, h * (1 - 1 / ring) / 2
-    dst = np.array([[mx, my], [w - mx, my], [w - mx, h - my], [mx, h - my]], np.float32)
+    dst = _crop_corners(size, ring)
     for i, q in enumerate(quads):
         M = cv2.getPerspectiveTransform(portrait_order(np.asarray(q, np.float32)), dst)
-        out[i] = cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_AREA,
+        out[i] = cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
     return out
 
@@ -59,21 +83,39 @@ class CardPresence:
         self.size = tuple(meta.get("size", SIZE))
         self.ring = float(meta.get("ring", RING))
         self.input_name = self.session.get_inputs()[0].name
+        self._maps: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
     @classmethod
     def default(cls) -> CardPresence | None:
         """The committed model, or None where it is missing (the finder alone then decides)."""
         return cls() if MODEL_FILE.exists() and META_FILE.exists() else None
 
-    def probabilities(self, image: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
+    def probabilities(self, image: np.ndarray, quads: list[np.ndarray],
+                      keep_maps: bool = False) -> np.ndarray:
+        """P(card) per quad. `keep_maps`: the quads recur frame after frame (a calibrated
+        board's hypotheses), so their crops' sampling maps are kept and all crops come from
+        one remap."""
         if not quads:
             return np.zeros(0, np.float32)
-        x = normalise(presence_crops(image, quads, self.size, self.ring))
+        maps = [self._map(q) for q in quads] if keep_maps else None
+        x = normalise(presence_crops(image, quads, self.size, self.ring, maps))
         logits = self.session.run(None, {self.input_name: x})[0].reshape(-1)
         return 1.0 / (1.0 + np.exp(-logits))
 
-    def is_card(self, image: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
-        return self.probabilities(image, quads) >= self.threshold
+    def _map(self, quad: np.ndarray) -> np.ndarray:
+        k = np.asarray(quad, np.float32).tobytes()
+        m = self._maps.get(k)
+        if m is None:
+            m = self._maps[k] = presence_map(quad, self.size, self.ring)
+            if len(self._maps) > KEPT_MAPS:
+                self._maps.popitem(last=False)
+        else:
+            self._maps.move_to_end(k)
+        return m
+
+    def is_card(self, image: np.ndarray, quads: list[np.ndarray],
+                keep_maps: bool = False) -> np.ndarray:
+        return self.probabilities(image, quads, keep_maps) >= self.threshold
 
 
 def find_setup_cards(image: np.ndarray, max_side: int = 1024,

@@ -24,6 +24,7 @@ from .rectify import (
     normalise,
     portrait_order,
     rectify,
+    rectify_mapped,
 )
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
@@ -267,20 +268,26 @@ class CardReader:
                 for p, t in zip(post, top, strict=True)]
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray],
-                   face_below_px: float | None = None) -> list[CardReading]:
+                   face_below_px: float | None = None,
+                   maps: list[tuple[np.ndarray, np.ndarray] | None] | None = None
+                   ) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
         nearer vertical). `face_below_px` overrides the width under which the whole-card model
         joins in: the board scanner shows it every card, since a card on the grid lies whole
-        and apart (unlike the overlapping cards of a photo, for which the default is set)."""
+        and apart (unlike the overlapping cards of a photo, for which the default is set).
+        `maps`: per quad, `rectify_maps` of its portrait order where the caller keeps them."""
         if not quads:
             return []
         if image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
         ordered = [portrait_order(q) for q in quads]
         cards = np.empty((len(ordered), CANON_H, CANON_W, 3), np.uint8)
-        for card, q in zip(cards, ordered, strict=True):
-            rectify(image, q, out=card)
+        for i, (card, q) in enumerate(zip(cards, ordered, strict=True)):
+            if maps is not None and maps[i] is not None:
+                rectify_mapped(image, q, maps[i], out=card)
+            else:
+                rectify(image, q, out=card)
         faces: list[np.ndarray | None] = [None] * len(quads)
         if self.face_session is not None:
             limit = self.face_below_px if face_below_px is None else face_below_px

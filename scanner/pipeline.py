@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from typing import Protocol
 
 import cv2
@@ -23,6 +24,7 @@ from .card_finder import whiteness
 from .card_presence import CardPresence
 from .card_reader import CardReader
 from .detections import CardReading, CellReading, PieceReading, TableReading
+from .rectify import portrait_order, rectify_maps
 
 PATCH_PX = 40  # top-down search patch: pixels per file pitch (ranks scaled to stay metric)
 PATCH_SPAN = (1.5, 1.2)  # patch size in cells (x, y): a landscape card overhangs its cell
@@ -31,6 +33,7 @@ MIN_STEP = 10.0  # a card's rim must be this much whiter than the table just out
 OFFSETS = (-3.0, 0.0, 3.0)
 TURNS = (-3.5, 0.0, 3.5)
 SIDE_SAMPLES = 16
+RECTIFY_MAPS = 256  # cached card rectifications (84 kB each): a static board uses ~40
 
 
 def _hypotheses(card_px: tuple[float, float], params: list[tuple[bool, float, float, float]]
@@ -112,6 +115,20 @@ class TableScanner:
         # warpPerspective calls cost more in overhead than in pixels)
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
+        # those quads' rectification maps, kept for the most recent RECTIFY_MAPS quads
+        self._rect_maps: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+    def _rectify_maps(self, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's rectification maps of a found quad, made once per quad."""
+        k = quad.tobytes()
+        maps = self._rect_maps.get(k)
+        if maps is None:
+            maps = self._rect_maps[k] = rectify_maps(portrait_order(quad))
+            if len(self._rect_maps) > RECTIFY_MAPS:
+                self._rect_maps.popitem(last=False)
+        else:
+            self._rect_maps.move_to_end(k)
+        return maps
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
@@ -223,8 +240,10 @@ class TableScanner:
         reading.timings_ms["board"] = (t1 - t0) * 1000
         if self.presence is not None and found:
             # a white square of a checked cloth, or a neighbour's card edge, has a card's rim
+            # (asking only the quads the reader could not read costs more: the reader then
+            # reads those 3-4 non-cards a frame, twice over, session 14)
             keys = list(found)
-            real = self.presence.is_card(image, [found[k] for k in keys])
+            real = self.presence.is_card(image, [found[k] for k in keys], keep_maps=True)
             found = {k: found[k] for k, ok in zip(keys, real, strict=True) if ok}
             t1b = time.perf_counter()
             reading.timings_ms["presence"] = (t1b - t1) * 1000
@@ -237,7 +256,8 @@ class TableScanner:
         # a card on the grid lies whole and apart: the whole-card model reads every one (on
         # 1920x1080 held-out stills, 73 % read right instead of 63 %, answers as precise)
         readings = self.reader.read_quads(image, [found[k] for k in keys],
-                                          face_below_px=math.inf)
+                                          face_below_px=math.inf,
+                                          maps=[self._rectify_maps(found[k]) for k in keys])
         by_key = dict(zip(keys, readings, strict=True))
         self._board_frame(readings)
         for cell in CELLS:

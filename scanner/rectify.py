@@ -46,6 +46,29 @@ def rectify(image: np.ndarray, quad: np.ndarray, out: np.ndarray | None = None) 
                                borderMode=border_for(q, image.shape))
 
 
+def rectify_maps(quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What `rectify` computes for `quad` on every call, once: the fixed-point sampling maps
+    of its canonical card, for `cv2.remap` (warpPerspective makes the same internally). A
+    calibrated board's card quads come from a fixed set of hypotheses per cell, so the board
+    scanner keeps these per quad."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    H = cv2.getPerspectiveTransform(CANON_RECT, q).astype(np.float64)
+    x, y = np.meshgrid(np.arange(CANON_W, dtype=np.float64), np.arange(CANON_H, dtype=np.float64))
+    d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    xy = np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
+                   (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+    m1, m2 = cv2.convertMaps(xy, None, cv2.CV_16SC2)
+    return m1, m2
+
+
+def rectify_mapped(image: np.ndarray, quad: np.ndarray, maps: tuple[np.ndarray, np.ndarray],
+                   out: np.ndarray | None = None) -> np.ndarray:
+    """`rectify` through maps made by `rectify_maps` for the same quad."""
+    return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, dst=out,
+                     borderMode=border_for(np.asarray(quad, np.float32).reshape(4, 2),
+                                           image.shape))
+
+
 def border_for(points: np.ndarray, shape: tuple[int, ...]) -> int:
     """The border mode for a warp that samples inside the convex hull of `points`: where they
     all lie a pixel or more inside the image the border is never sampled, and OpenCV's

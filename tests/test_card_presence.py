@@ -84,3 +84,22 @@ def test_without_the_model_the_finder_alone_decides(reader):
     reading = TableScanner(truth_profile(truth), reader, presence=None).scan(img)
     assert "presence" not in reading.timings_ms
     assert sum(not r.empty for r in reading.cells.values()) >= 20
+
+
+def test_kept_crop_maps_give_the_warped_crops():
+    """The board scanner's presence crops come from kept sampling maps in one remap: the same
+    crops as one warp per quad (to a level), the same answers, and a recurring quad adds no
+    map."""
+    rng = np.random.default_rng(3)
+    img = cv2.GaussianBlur(rng.integers(0, 256, (300, 400, 3), np.uint8), (5, 5), 1.5)
+    quads = [np.float32([[100, 50], [160, 55], [155, 140], [97, 136]]),
+             np.float32([[-5, 10], [50, 12], [48, 100], [-8, 96]]),  # over the left edge
+             np.float32([[300, 200], [390, 210], [380, 270], [290, 262]])]  # landscape
+    check = CardPresence()
+    warped = presence_crops(img, quads, check.size, check.ring)
+    mapped = presence_crops(img, quads, check.size, check.ring,
+                            maps=[check._map(q) for q in quads])
+    assert np.abs(warped.astype(int) - mapped).max() <= 2
+    np.testing.assert_allclose(check.probabilities(img, quads),
+                               check.probabilities(img, quads, keep_maps=True), atol=1e-3)
+    assert len(check._maps) == 3
