@@ -482,6 +482,7 @@ class GameTracker:
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
+        self._go_on_with: str | None = None  # a held card the table has moved on past
         self._dirty = False
         # readings the game went on with before they were sure (module doc)
         self.questions: list[_CardQuestion | _PlacementQuestion] = []
@@ -621,11 +622,23 @@ class GameTracker:
     def _interpret(self, frame: int) -> None:
         if self._held_card is not None:
             # a card only the players can name: nothing after it may be read before it, unless
-            # that very card now reads clearly and nothing else has changed
-            if set(self._diff()) != self._held_keys or \
-                    self.believed()[self._held_card] in (UNREAD, None):
+            # that very card now reads clearly and nothing else has changed. Once the table
+            # has moved on past it, the game goes on with its likeliest legal reading as an
+            # open question the players can still answer: waiting stalled every later event
+            # (session 14: a set-up card nobody named held one held-out game from frame 24 to
+            # its end)
+            if set(self._diff()) != self._held_keys:
+                self._go_on_with = self._held_card
+            elif self.believed()[self._held_card] in (UNREAD, None):
                 return
             self._held_card = None
+        try:
+            self._explain(frame)
+        finally:
+            self._go_on_with = None
+
+    def _explain(self, frame: int) -> None:
+        """Step the engine through what the table shows that it does not, as far as it goes."""
         for _ in range(64):  # each step explains at least one difference; a game is small
             diff = self._diff()
             if not diff:
@@ -1022,8 +1035,21 @@ class GameTracker:
     # ----------------------------------------------------------------- engine steps
 
     def _event(self, text: str, kind: str, frame: int, flags: list[str] | None = None) -> bool:
-        self._apply(parse_action(text))
-        self._record(TableEvent(frame, text, kind, list(flags or [])))
+        """Apply and log a set-up or initiative card. Where the rules refuse the card because
+        an open question went on with it elsewhere, the question gives way, as for a movement
+        card (session 14: a set-up card read 99.99 % sure was refused for the question before
+        it, and the held-out game stalled there for 1,165 frames)."""
+        flags = list(flags or [])
+        try:
+            self._apply(parse_action(text))
+        except RulesError:
+            self._pending_question = None
+            moved = self._question_gives_way(text.split()[-1], text)
+            if moved is None:
+                raise
+            self._apply(parse_action(text))
+            flags.append(moved)
+        self._record(TableEvent(frame, text, kind, flags))
         return True
 
     def _record(self, event: TableEvent) -> None:
@@ -1073,7 +1099,7 @@ class GameTracker:
             self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                       evidence.copy(), self._snapshot(), True)
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
-        if ranked and ranked[0][1] >= GO_ON:
+        if ranked and ranked[0][1] >= (0.0 if key == self._go_on_with else GO_ON):
             # the likeliest stands in as an open question; later looks settle it
             code = ranked[0][0]
             self.beliefs[key].value = code

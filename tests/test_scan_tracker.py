@@ -195,11 +195,27 @@ def test_a_reading_the_rules_cannot_settle_is_an_open_question(seed):
 
 
 def test_a_card_too_unsure_to_go_on_with_is_held_with_the_guesses():
-    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR)  # 48 % / 48 %: no lead
+    # 48 % / 48 %: no lead, and the table shows nothing after that move
+    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR, upto_move=True)
     got = [e.text for e in tracker.events]
     assert got == truth_events(steps)[:len(got)]  # nothing invented after the held card
     assert not any(e.kind == "move" for e in tracker.events)
     assert "which card lies on" in tracker.holding and code in tracker.holding
+
+
+def test_once_the_table_moves_on_a_held_card_is_an_open_question():
+    """The same card, and the game goes on: the held move is taken with its likeliest legal
+    reading as an open question (the players can still answer it), and every later event is
+    read, where the hold used to stall the rest of the game."""
+    steps, tracker, code, twin = _blurred_run(3, TWIN_SAME_COLOUR)
+    i, _cell, _code = _first_move(steps)
+    asked = [e for e in tracker.events if e.question]
+    assert len(asked) == 1 and asked[0].kind == "move"
+    assert code in asked[0].question and twin in asked[0].question
+    assert _seen(tracker) == [w for w in truth_events(steps) if w != steps[i][0]]
+    assert tracker.holding is None
+    tracker.confirm(steps[i][0])  # a player says which
+    assert _seen(tracker) == truth_events(steps) and not tracker.open_questions()
 
 
 def test_while_a_card_is_in_question_the_game_goes_on():
