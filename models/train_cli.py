@@ -32,7 +32,8 @@ def _cards(args: argparse.Namespace) -> int:
                           face_epochs=args.epochs, lr=args.lr,
                           seed=args.seed, workers=args.workers, threads=args.threads,
                           out=Path(args.out), start=Path(args.start),
-                          index=not args.keep_index)
+                          index=not args.keep_index, face=not args.keep_face,
+                          augment=args.augment)
         return 0
     if args.presence:
         from models.cards import presence
@@ -49,7 +50,7 @@ def _cards(args: argparse.Namespace) -> int:
             return 0
         face.train(seed=args.seed, n_cards=args.cards, n_val=args.val_cards,
                    epochs=args.epochs, threads=args.threads, out=Path(args.out), lr=args.lr,
-                   init=args.init, workers=args.workers)
+                   init=args.init, workers=args.workers, augment=args.augment)
         return 0
     if args.recalibrate:
         recalibrate(seed=args.seed, n_val=args.val_cards, workers=args.workers,
@@ -79,6 +80,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-index", action="store_true",
                    help="--scenes: fine-tune only the whole-card reader; the index reader is "
                    "copied from --start as it is")
+    p.add_argument("--keep-face", action="store_true",
+                   help="--scenes: fine-tune only the index reader; the whole-card reader is "
+                   "copied from --start and only its fused threshold picked again")
     p.add_argument("--start", default=str(Path(__file__).resolve().parent / "cards"),
                    help="--scenes: folder of the card_index/card_face models to start from")
     p.add_argument("--stills", type=int, default=1200,
@@ -95,9 +99,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--none-share", type=float, default=0.35,
                    help="share of blank-corner crops seen per epoch")
     p.add_argument("--augment", action="store_true",
-                   help="index reader from scratch: a fresh shift, scale, turn, blur, light and "
-                        "erased patch for each crop every epoch (models/cards/train.py: "
-                        "augment_index; tried in session 13, not yet the committed recipe)")
+                   help="index reader (from scratch, or --scenes): a fresh shift, scale, turn, "
+                        "blur, light and erased patch for each crop every epoch "
+                        "(models/cards/train.py: augment_index)")
     p.add_argument("--workers", type=int, default=2, help="processes generating data")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--lr", type=float,

@@ -136,7 +136,10 @@ def calibrate_fused(index_session, face_session, index_T: float, face_T: float, 
 
 def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int = 10,
           threads: int = 1, out: Path = HERE, lr: float = 3e-3, init: str | None = None,
-          workers: int = 1, log=print) -> dict:
+          workers: int = 1, augment: bool = False, log=print) -> dict:
+    """Train the whole-card reader from scratch (or `init`), export and calibrate it.
+    `augment`: besides either end up, each face a fresh shift, scale, turn, blur, light and
+    erased patch every epoch (`train.augment_index`)."""
     import torch
 
     torch.manual_seed(seed)
@@ -157,15 +160,21 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
     steps = max(1, epochs * ((len(X) + 255) // 256))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
-    augment = either_end_up(g)
+    if augment:
+        from models.cards.train import augment_index
 
-    weights = _cache(seed, n_cards, decks).with_suffix(".pt")
+        flip, look = either_end_up(g), augment_index(g)
+        augment_batch = lambda x: look(flip(x))  # noqa: E731
+    else:
+        augment_batch = either_end_up(g)
+
+    weights = _cache(seed, n_cards, decks).with_suffix(".aug.pt" if augment else ".pt")
     log(f"  {len(X)} faces ({len(xa)} of {len(decks)} decks, {len(xb)} procedural)")
     for ep in range(epochs):
         model.train()
         t = time.time()
         perm = torch.randperm(len(X), generator=g)
-        loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=augment)
+        loss = fit_epoch(model, opt, sched, X, R, S, perm, augment=augment_batch)
         lv = logits_of(model, Xva)
         torch.save(model.state_dict(), weights)
         log(f"  epoch {ep + 1}/{epochs}: loss {loss:.4f}, val face accuracy "
@@ -175,7 +184,7 @@ def train(seed: int = 11, n_cards: int = 40000, n_val: int = 3000, epochs: int =
     export_onnx(model, (FACE_SIZE[1], FACE_SIZE[0]), out / MODEL_FILE.name, "cards")
     meta = {"classes": CLASSES, "size": list(FACE_SIZE), "temperature": T, "seed": seed,
             "n_cards": n_cards, "epochs": epochs, "lr": lr, "widths": list(WIDTHS),
-            "init": Path(init).name if init else None,
+            "init": Path(init).name if init else None, "augment": augment,
             "train_designs": decks + [PROCEDURAL], "val_designs": VAL_DESIGNS,
             "val_face_accuracy": float((lv.argmax(1) == yva).mean())}
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")

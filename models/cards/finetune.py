@@ -114,9 +114,10 @@ def _epochs(model, X, R, S, pools: list[tuple[np.ndarray, int]], epochs: int, lr
 
 
 def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: Path, out: Path,
-                    log=print) -> tuple[float, dict]:
+                    log=print, augment: bool = False) -> tuple[float, dict]:
     """Fine-tune the index reader on the scene crops `tr` (and as many of its synthetic ones);
-    write it with its temperature and threshold to `out`. Returns (temperature, figures)."""
+    write it with its temperature and threshold to `out`. `augment`: each crop a fresh look
+    every epoch (`train.augment_index`). Returns (temperature, figures)."""
     import torch
 
     from scanner.card_reader import softmax
@@ -151,7 +152,9 @@ def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: 
     model = index_recipe.make_model()
     load_onnx_weights(model, start / "card_index.onnx", log)
     log("  before" + val_index())
-    _epochs(model, X, R, S, pools, epochs, lr, seed, log=log, val=val_index)
+    _epochs(model, X, R, S, pools, epochs, lr, seed, log=log, val=val_index,
+            augment=index_recipe.augment_index(torch.Generator().manual_seed(seed + 2))
+            if augment else None)
     del X
     index_recipe.export_onnx(model, (CROP_H, CROP_W), out / "card_index.onnx", "crops")
     index_meta = json.loads((start / "card_index.json").read_text())
@@ -178,9 +181,13 @@ def _finetune_index(tr: dict, val: dict, Xv, recipe: dict, workers: int, start: 
 
 def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: float = 1e-3,
              face_epochs: int = 4, seed: int = 7, workers: int = 2, threads: int = 2,
-             out: Path = HERE, start: Path = HERE, index: bool = True, log=print) -> dict:
-    """Fine-tune both readers on scene crops (or only the whole-card reader: `index=False`);
-    write them, their temperatures and thresholds to `out`. Returns the validation figures."""
+             out: Path = HERE, start: Path = HERE, index: bool = True, face: bool = True,
+             augment: bool = False, log=print) -> dict:
+    """Fine-tune both readers on scene crops (or only the whole-card reader: `index=False`; or
+    only the index reader: `face=False`, the whole-card reader is then copied and its fused
+    threshold picked again beside the new index reader); write them, their temperatures and
+    thresholds to `out`. `augment`: the index reader sees each crop afresh every epoch.
+    Returns the validation figures."""
     import torch
 
     from scanner.card_reader import softmax
@@ -200,9 +207,10 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     Xv = torch.from_numpy(normalise(val_crops))
     vy = val["face_labels"]
     recipe = {"scene_stills": stills, "val_scene_stills": val_stills, "epochs": epochs,
-              "lr": lr, "seed": seed}
+              "lr": lr, "seed": seed, "augment": augment}
     if index:
-        T, figures["index"] = _finetune_index(tr, val, Xv, recipe, workers, start, out, log)
+        T, figures["index"] = _finetune_index(tr, val, Xv, recipe, workers, start, out, log,
+                                              augment=augment)
     else:  # the index reader stays as it is, with its temperature and threshold
         for name in ("card_index.onnx", "card_index.json"):
             if (start / name).resolve() != (out / name).resolve():
@@ -213,15 +221,6 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
     lv_scene = index_recipe.logits_of(model, Xv)
 
     # -- the whole-card reader
-    fa, fya = face_recipe.face_data(11, 40000, decks, log, workers=workers)  # its own faces,
-    fa, fya = fa[:12000], fya[:12000]  # the first 12,000 of them
-    fb, fyb = face_recipe.face_data(111, 20000, [PROCEDURAL], log, workers=workers)
-    fx = np.concatenate([tr["faces"], fa, fb])
-    fy = np.concatenate([tr["face_labels"], fya, fyb])
-    FX = torch.from_numpy(normalise(fx))
-    frank, fsuit = index_recipe.factor_labels(fy)
-    n_f = len(tr["faces"])
-    fpools = [(np.arange(n_f), n_f), (n_f + np.arange(len(fx) - n_f), n_f)]
     FV = torch.from_numpy(normalise(val["faces"]))
     g = torch.Generator().manual_seed(seed)
     fmodel = index_recipe.make_model((face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]))
@@ -231,19 +230,34 @@ def finetune(stills: int = 2400, val_stills: int = 300, epochs: int = 4, lr: flo
         return f", scene val face accuracy {float((lf.argmax(1) == vy).mean()):.4f}"
 
     load_onnx_weights(fmodel, start / "card_face.onnx", log)
-    log(f"whole-card reader: {n_f} scene cards + as many synthetic each epoch")
-    log("  before" + val_face())
-    _epochs(fmodel, FX, torch.from_numpy(frank), torch.from_numpy(fsuit), fpools, face_epochs,
-            lr, seed + 1, augment=face_recipe.either_end_up(g), log=log, val=val_face)
-    index_recipe.export_onnx(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
-            out / "card_face.onnx", "cards")
+    if face:
+        fa, fya = face_recipe.face_data(11, 40000, decks, log, workers=workers)  # its own,
+        fa, fya = fa[:12000], fya[:12000]  # the first 12,000 of them
+        fb, fyb = face_recipe.face_data(111, 20000, [PROCEDURAL], log, workers=workers)
+        fx = np.concatenate([tr["faces"], fa, fb])
+        fy = np.concatenate([tr["face_labels"], fya, fyb])
+        FX = torch.from_numpy(normalise(fx))
+        frank, fsuit = index_recipe.factor_labels(fy)
+        n_f = len(tr["faces"])
+        fpools = [(np.arange(n_f), n_f), (n_f + np.arange(len(fx) - n_f), n_f)]
+        log(f"whole-card reader: {n_f} scene cards + as many synthetic each epoch")
+        log("  before" + val_face())
+        _epochs(fmodel, FX, torch.from_numpy(frank), torch.from_numpy(fsuit), fpools,
+                face_epochs, lr, seed + 1, augment=face_recipe.either_end_up(g), log=log,
+                val=val_face)
+        index_recipe.export_onnx(fmodel, (face_recipe.FACE_SIZE[1], face_recipe.FACE_SIZE[0]),
+                                 out / "card_face.onnx", "cards")
+    elif (start / "card_face.onnx").resolve() != (out / "card_face.onnx").resolve():
+        shutil.copyfile(start / "card_face.onnx", out / "card_face.onnx")
     fxv, fyv = face_recipe.face_data(12, 3000, index_recipe.VAL_DESIGNS, log, workers=workers)
     lf_syn = index_recipe.logits_of(fmodel, torch.from_numpy(normalise(fxv)))
     lf_scene = index_recipe.logits_of(fmodel, FV)
     fT = index_recipe.fit_temperature(np.concatenate([lf_syn, lf_scene]),
                                       np.concatenate([fyv, vy]))
     face_meta = json.loads((start / "card_face.json").read_text())
-    face_meta.update({"temperature": fT, "finetune": {**recipe, "epochs": face_epochs},
+    if face:
+        face_meta["finetune"] = {**recipe, "epochs": face_epochs, "augment": False}
+    face_meta.update({"temperature": fT,
                       "val_face_accuracy": float((lf_syn.argmax(1) == fyv).mean()),
                       "val_scene_face_accuracy": float((lf_scene.argmax(1) == vy).mean())})
     (out / "card_face.json").write_text(json.dumps(face_meta, indent=1) + "\n")
