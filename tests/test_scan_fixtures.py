@@ -21,19 +21,38 @@ def test_every_move_recovered_in_order_without_spurious_events(video):
     rows = list(read_truth(video.parent / "truth.jsonl.gz"))
     capture = cv2.VideoCapture(str(video))
     occlusion, tracker = OcclusionDetector(), GameTracker()
-    hands_frames_believed = 0
+    board = _board_outline(video)
+    in_view_believed = over_board_believed = 0
     for i, row in enumerate(rows):
         ok, image = capture.read()
         assert ok, f"frame {i} of {video} did not decode"
         reading = reading_from_truth(row, i)
         reading.occluded = occlusion.update(image)
-        hands_frames_believed += bool(row["hands"]) and not reading.occluded
+        # a hand on its way in is listed before it is in view (no hull): not counted
+        hulls = [h["hull"] for h in row["hands"] if h.get("hull")]
+        in_view_believed += bool(hulls) and not reading.occluded
+        over_board_believed += not reading.occluded and any(
+            cv2.pointPolygonTest(board, (float(x), float(y)), False) >= 0
+            for hull in hulls for x, y in hull)
         tracker.update(reading)
     want = truth_events(rows)
     got = [e.text for e in tracker.events]
     assert matched_in_order(got, want) == len(want) == len(got), tracker.holding
     assert tracker.state.is_terminal() or tracker.holding is None
-    assert hands_frames_believed <= 0.05 * len(rows)
+    assert in_view_believed <= 0.05 * len(rows)
+    assert over_board_believed == 0
+
+
+def _board_outline(video: Path):
+    """The board's outer corners in the video's frames (its committed profile)."""
+    import numpy as np
+
+    from calibration.geometry import apply_h
+    from calibration.profile import Profile
+    from calibration.register import BOARD_CORNERS_XY
+
+    profile = Profile.load(video.parent / "profile.json")
+    return apply_h(profile.H, BOARD_CORNERS_XY).astype(np.float32)
 
 
 def test_fixtures_cover_held_out_assets_and_tokens():

@@ -1,4 +1,4 @@
-"""The committed fixtures: three filmed games and 60 held-out stills (rebuild: `royal-table
+"""The committed fixtures: six filmed games and 60 held-out stills (rebuild: `royal-table
 render fixtures`). Keep the total under 25 MB."""
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ VIDEOS = {
     "game-s4-anglo-brutalchess": (4, 101, "train", "gnome-anglo", "brutalchess"),
     "game-s16-paris-tokens": (16, 202, "train", "gnome-paris", "paper-token"),
     "game-s31-heldout-tango-lathe": (31, 303, "heldout", "gnome-tango", "lathe"),
+    # session 14: one more held-out game per held-out deck (seeds whose game ends by round 20)
+    "game-s42-heldout-plastic-lathe": (42, 404, "heldout", "gnome-plastic", "lathe"),
+    "game-s51-heldout-tango-lathe": (51, 505, "heldout", "gnome-tango", "lathe"),
+    "game-s64-heldout-simplistic-lathe": (64, 606, "heldout", "gnome-simplistic", "lathe"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
