@@ -302,11 +302,15 @@ def _may_be_same(read: str, believed: str) -> bool:
 
 
 def reading_values(reading: TableReading, believed: dict[str, object] | None = None,
-                   sides_only: bool = False) -> dict[str, object]:
+                   sides_only: bool = False, placing: dict[str, str] | None = None
+                   ) -> dict[str, object]:
     """The observations one frame gives; unreadable ones are `_UNSURE`. With `sides_only` a
     unit is observed by its side alone: once placed, a unit's kind follows it from cell to
-    cell in the engine, and the camera's weakest answer (which kind) can't derail the game."""
+    cell in the engine, and the camera's weakest answer (which kind) can't derail the game.
+    `placing`: while units are placed, each free set-up card and the side whose units go
+    there, so a unit seen standing on one is that side's even where its colour was unsure."""
     believed = believed or {}
+    placing = placing or {}
     out: dict[str, object] = {}
     for name in CELL_NAMES:
         cell = reading.cells.get(name)
@@ -327,7 +331,8 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
                 # set-up "white-?" (the army still to place decides, see `_place`), or the
                 # unit believed there when it is of that side
                 occupied = getattr(piece, "occupied", None)
-                side = getattr(piece, "seen_side", None)
+                side = getattr(piece, "seen_side", None) or (placing.get(name) if occupied
+                                                             else None)
                 if occupied is False:
                     unit = None
                 elif occupied and side is not None:
@@ -507,7 +512,7 @@ class GameTracker:
             return []
         self.settled_frames += 1
         believed = self.believed()
-        values = reading_values(reading, believed, self._sides_only)
+        values = reading_values(reading, believed, self._sides_only, self._placing())
         cards_now = _card_readings(reading)
         if reading.changed is not None:
             self._news_on_awaited_piles(reading, values, believed)
@@ -805,6 +810,21 @@ class GameTracker:
                 e.question = q.describe()
             self.questions.append(q)
         return True
+
+    def _placing(self) -> dict[str, str]:
+        """While units are placed: each free set-up card and the side that places there (a
+        side places only on its own set-up cards; session 14: a held-out king whose colour
+        the classifier never settled, though it saw the cell occupied, held the game at
+        placement for 90 frames, and the round it missed was lost)."""
+        if self.state.phase is not Phase.PLACE:
+            return {}
+        out = {}
+        for side in Side:
+            if self.state.to_place[side]:
+                home = "1" if side is Side.WHITE else "5"
+                out.update({f + home: side.value for f in "aceg"
+                            if parse_cell(f + home) not in self.state.units})
+        return out
 
     def _setup_cells_seen(self, side: Side, seen: dict) -> list[str]:
         """The side's free set-up cards with one of its units seen on them, in the order the
