@@ -297,6 +297,26 @@ def test_the_last_unit_placed_takes_the_kind_the_army_has_left():
     assert placed.flags and absent in placed.flags[0]
 
 
+def test_a_unit_of_no_colour_on_a_set_up_card_is_the_side_that_places_there():
+    """The classifier sees a cell occupied but says neither colour nor kind (a held-out set):
+    while units are placed, a unit on white's set-up card is white's, and the army's kinds
+    decide which; the game is not held at placement."""
+    from scanner.detections import PieceReading
+
+    steps = record_game(2)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    places = [a for a, _ in steps if a.split()[1] == "place" and a.startswith("white")]
+    cell = places[-1].split()[3]
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=2):
+        p = frame.cells[cell].piece
+        if p is not None and p.piece and p.piece.startswith("white-") \
+                and tracker.state.phase.value == "place":
+            frame.cells[cell].piece = PieceReading(None, 0.99, occupied=True)
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
 @pytest.mark.parametrize("p_true,placed", [(0.95, True), (0.5, False)])
 def test_units_whose_kinds_are_unsure_are_placed_from_the_army_jointly(p_true, placed):
     """Two white units read with unsure kinds: the army (and the other units, read well)
