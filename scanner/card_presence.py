@@ -12,14 +12,13 @@ empty. Its recipe: `royal-table train cards --presence` (models/cards/presence.p
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from .card_finder import find_cards
-from .rectify import normalise, portrait_order
+from .rectify import KeptMaps, homography_map, normalise, portrait_order
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
 MODEL_FILE = MODEL_DIR / "card_presence.onnx"
@@ -40,13 +39,9 @@ def presence_map(quad: np.ndarray, size: tuple[int, int] = SIZE, ring: float = R
                  ) -> np.ndarray:
     """h x w x 2 float32: where each pixel of the quad's crop samples the frame (what
     `presence_crops` warps), so many crops come from one remap."""
-    w, h = size
     H = cv2.getPerspectiveTransform(_crop_corners(size, ring),
-                                    portrait_order(np.asarray(quad, np.float32))).astype(float)
-    x, y = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
-    d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
-    return np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
-                     (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+                                    portrait_order(np.asarray(quad, np.float32)))
+    return homography_map(H, size)
 
 
 def presence_crops(image: np.ndarray, quads: list[np.ndarray], size: tuple[int, int] = SIZE,
@@ -83,7 +78,7 @@ class CardPresence:
         self.size = tuple(meta.get("size", SIZE))
         self.ring = float(meta.get("ring", RING))
         self.input_name = self.session.get_inputs()[0].name
-        self._maps: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._maps = KeptMaps(lambda q: presence_map(q, self.size, self.ring), KEPT_MAPS)
 
     @classmethod
     def default(cls) -> CardPresence | None:
@@ -97,21 +92,10 @@ class CardPresence:
         one remap."""
         if not quads:
             return np.zeros(0, np.float32)
-        maps = [self._map(q) for q in quads] if keep_maps else None
+        maps = [self._maps(q) for q in quads] if keep_maps else None
         x = normalise(presence_crops(image, quads, self.size, self.ring, maps))
         logits = self.session.run(None, {self.input_name: x})[0].reshape(-1)
         return 1.0 / (1.0 + np.exp(-logits))
-
-    def _map(self, quad: np.ndarray) -> np.ndarray:
-        k = np.asarray(quad, np.float32).tobytes()
-        m = self._maps.get(k)
-        if m is None:
-            m = self._maps[k] = presence_map(quad, self.size, self.ring)
-            if len(self._maps) > KEPT_MAPS:
-                self._maps.popitem(last=False)
-        else:
-            self._maps.move_to_end(k)
-        return m
 
     def is_card(self, image: np.ndarray, quads: list[np.ndarray],
                 keep_maps: bool = False) -> np.ndarray:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from typing import Protocol
 
 import cv2
@@ -24,7 +23,7 @@ from .card_finder import whiteness
 from .card_presence import CardPresence
 from .card_reader import CardReader
 from .detections import CardReading, CellReading, PieceReading, TableReading
-from .rectify import portrait_order, rectify_maps
+from .rectify import KeptMaps, homography_map, portrait_order, rectify_maps
 
 PATCH_PX = 40  # top-down search patch: pixels per file pitch (ranks scaled to stay metric)
 PATCH_SPAN = (1.5, 1.2)  # patch size in cells (x, y): a landscape card overhangs its cell
@@ -115,20 +114,8 @@ class TableScanner:
         # warpPerspective calls cost more in overhead than in pixels)
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
-        # those quads' rectification maps, kept for the most recent RECTIFY_MAPS quads
-        self._rect_maps: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-
-    def _rectify_maps(self, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The reader's rectification maps of a found quad, made once per quad."""
-        k = quad.tobytes()
-        maps = self._rect_maps.get(k)
-        if maps is None:
-            maps = self._rect_maps[k] = rectify_maps(portrait_order(quad))
-            if len(self._rect_maps) > RECTIFY_MAPS:
-                self._rect_maps.popitem(last=False)
-        else:
-            self._rect_maps.move_to_end(k)
-        return maps
+        # those quads' rectification maps for the reader, kept for the most recent ones
+        self._rect_maps = KeptMaps(lambda q: rectify_maps(portrait_order(q)), RECTIFY_MAPS)
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
@@ -150,11 +137,7 @@ class TableScanner:
         """Where each patch pixel samples the frame (what warpPerspective with this zone's
         homography computes per call), as a float map (remap then samples as that does)."""
         pw, ph, _ = self._geom
-        x, y = np.meshgrid(np.arange(pw, dtype=np.float64), np.arange(ph, dtype=np.float64))
-        H = self._warps[key]
-        d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
-        return np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
-                         (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+        return homography_map(self._warps[key], (pw, ph))
 
     def _find_in_patch(self, image: np.ndarray, key: str) -> tuple[np.ndarray | None, float]:
         """The card quad (image pixels) in this zone, and its rim step (whiteness inside minus
@@ -257,7 +240,7 @@ class TableScanner:
         # 1920x1080 held-out stills, 73 % read right instead of 63 %, answers as precise)
         readings = self.reader.read_quads(image, [found[k] for k in keys],
                                           face_below_px=math.inf,
-                                          maps=[self._rectify_maps(found[k]) for k in keys])
+                                          maps=[self._rect_maps(found[k]) for k in keys])
         by_key = dict(zip(keys, readings, strict=True))
         self._board_frame(readings)
         for cell in CELLS:

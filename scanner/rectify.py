@@ -12,6 +12,8 @@ mirrored photographs.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import cv2
 import numpy as np
 
@@ -46,17 +48,47 @@ def rectify(image: np.ndarray, quad: np.ndarray, out: np.ndarray | None = None) 
                                borderMode=border_for(q, image.shape))
 
 
+def homography_map(H: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """h x w x 2 float32: the source point each pixel of a w x h output samples under `H`
+    (output -> source), what warpPerspective computes on every call; kept, such maps let one
+    remap fetch many warps."""
+    w, h = size
+    H = np.asarray(H, np.float64)
+    x, y = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    return np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
+                     (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+
+
+class KeptMaps:
+    """Sampling maps made once per quad by `make(quad)`, kept for the `limit` quads used
+    last: a calibrated board's card quads come from a fixed set of hypotheses per cell, so the
+    same quads recur frame after frame."""
+
+    def __init__(self, make, limit: int):
+        self.make, self.limit = make, limit
+        self._kept: OrderedDict[bytes, object] = OrderedDict()
+
+    def __call__(self, quad: np.ndarray):
+        k = np.asarray(quad, np.float32).tobytes()
+        maps = self._kept.get(k)
+        if maps is None:
+            maps = self._kept[k] = self.make(quad)
+            if len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(k)
+        return maps
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
 def rectify_maps(quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What `rectify` computes for `quad` on every call, once: the fixed-point sampling maps
-    of its canonical card, for `cv2.remap` (warpPerspective makes the same internally). A
-    calibrated board's card quads come from a fixed set of hypotheses per cell, so the board
-    scanner keeps these per quad."""
+    of its canonical card, for `cv2.remap` (warpPerspective makes the same internally)."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
-    H = cv2.getPerspectiveTransform(CANON_RECT, q).astype(np.float64)
-    x, y = np.meshgrid(np.arange(CANON_W, dtype=np.float64), np.arange(CANON_H, dtype=np.float64))
-    d = H[2, 0] * x + H[2, 1] * y + H[2, 2]
-    xy = np.stack([(H[0, 0] * x + H[0, 1] * y + H[0, 2]) / d,
-                   (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / d], axis=2).astype(np.float32)
+    xy = homography_map(cv2.getPerspectiveTransform(CANON_RECT, q), (CANON_W, CANON_H))
     m1, m2 = cv2.convertMaps(xy, None, cv2.CV_16SC2)
     return m1, m2
 

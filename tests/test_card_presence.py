@@ -98,7 +98,7 @@ def test_kept_crop_maps_give_the_warped_crops():
     check = CardPresence()
     warped = presence_crops(img, quads, check.size, check.ring)
     mapped = presence_crops(img, quads, check.size, check.ring,
-                            maps=[check._map(q) for q in quads])
+                            maps=[check._maps(q) for q in quads])
     assert np.abs(warped.astype(int) - mapped).max() <= 2
     np.testing.assert_allclose(check.probabilities(img, quads),
                                check.probabilities(img, quads, keep_maps=True), atol=1e-3)
