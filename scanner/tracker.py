@@ -818,20 +818,19 @@ class GameTracker:
         placement for 90 frames, and the round it missed was lost)."""
         if self.state.phase is not Phase.PLACE:
             return {}
-        out = {}
-        for side in Side:
-            if self.state.to_place[side]:
-                home = "1" if side is Side.WHITE else "5"
-                out.update({f + home: side.value for f in "aceg"
-                            if parse_cell(f + home) not in self.state.units})
-        return out
+        return {cell: side.value for side in Side if self.state.to_place[side]
+                for cell in self._free_setup_cells(side)}
+
+    def _free_setup_cells(self, side: Side) -> list[str]:
+        """The side's set-up cards with no unit on them yet."""
+        home = "1" if side is Side.WHITE else "5"
+        return [f + home for f in "aceg" if parse_cell(f + home) not in self.state.units]
 
     def _setup_cells_seen(self, side: Side, seen: dict) -> list[str]:
         """The side's free set-up cards with one of its units seen on them, in the order the
         units appeared."""
-        home = "1" if side is Side.WHITE else "5"
-        free = [f + home for f in "aceg" if parse_cell(f + home) not in self.state.units]
-        return sorted((c for c in free if str(seen[f"{c}.unit"]).startswith(side.value)),
+        return sorted((c for c in self._free_setup_cells(side)
+                       if str(seen[f"{c}.unit"]).startswith(side.value)),
                       key=lambda c: (self._first_seen.get(c, 0), c))
 
     def _kinds_read(self, cells: list[str], seen: dict) -> dict[str, dict[str, float]]:
@@ -938,15 +937,10 @@ class GameTracker:
                 flags += why
             text = f"{side} move {frm}-{to} {card}"
             try:
-                self._apply(parse_action(text))
+                flags += self._apply_giving_way(text)
             except RulesError as exc:
-                self._pending_question = None
-                moved = self._question_gives_way(card, text)
-                if moved is None:
-                    reasons.append(str(exc))
-                    continue
-                self._apply(parse_action(text))
-                flags.append(moved)
+                reasons.append(str(exc))
+                continue
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
@@ -1055,22 +1049,29 @@ class GameTracker:
     # ----------------------------------------------------------------- engine steps
 
     def _event(self, text: str, kind: str, frame: int, flags: list[str] | None = None) -> bool:
-        """Apply and log a set-up or initiative card. Where the rules refuse the card because
-        an open question went on with it elsewhere, the question gives way, as for a movement
-        card (session 14: a set-up card read 99.99 % sure was refused for the question before
-        it, and the held-out game stalled there for 1,165 frames)."""
-        flags = list(flags or [])
+        """Apply and log a set-up, initiative or placing action. Where the rules refuse a
+        card because an open question went on with it elsewhere, the question gives way, as
+        for a movement card (session 14: a set-up card read 99.99 % sure was refused for the
+        question before it, and the held-out game stalled there for 1,165 frames)."""
+        flags = list(flags or []) + self._apply_giving_way(text)
+        self._record(TableEvent(frame, text, kind, flags))
+        return True
+
+    def _apply_giving_way(self, text: str) -> list[str]:
+        """Apply an action that lays a card (its last word). Where the rules refuse it because
+        an open question went on with that card elsewhere, the question takes its next answer
+        and the action is applied; returns the note for the players then (else none). Raises
+        RulesError where that does not help either."""
         try:
             self._apply(parse_action(text))
+            return []
         except RulesError:
             self._pending_question = None
             moved = self._question_gives_way(text.split()[-1], text)
             if moved is None:
                 raise
             self._apply(parse_action(text))
-            flags.append(moved)
-        self._record(TableEvent(frame, text, kind, flags))
-        return True
+            return [moved]
 
     def _record(self, event: TableEvent) -> None:
         """Log an event whose action was just applied; a card it took on trust opens its
