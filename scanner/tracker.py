@@ -44,6 +44,7 @@ LEAN = 0.5  # an unsure read this sure of a card that can't be the believed one 
 GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open question
 SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
 FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
+FIRM = 0.95  # a piece read this sure is still there (`_firmly_occupied`)
 
 
 def _normalised(scores: list[float]) -> list[float]:
@@ -908,12 +909,23 @@ class GameTracker:
                 reasons.append(f"{card} on {to} has no {side} unit on it")
                 continue
             was_here = engine[f"{to}.unit"]
+            stale = False
             if was_here == mover:
                 frm = to  # covered its own standing card
             else:
                 sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
                            if engine[f"{CELL_NAMES[c]}.unit"] == mover
                            and seen[f"{CELL_NAMES[c]}.unit"] != mover]
+                if not sources:
+                    # a card laid with the side's unit on it is a move; where no unit next door
+                    # is seen gone, the old cell's read is stale (a lathe piece's empty cell
+                    # read as still occupied held two held-out games for the rest of the game)
+                    sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
+                               if engine[f"{CELL_NAMES[c]}.unit"] == mover]
+                    stale = bool(sources)
+                    if len(sources) > 1:  # the one whose piece reads least sure left
+                        weak = [c for c in sources if not self._firmly_occupied(c)]
+                        sources = weak if len(weak) == 1 else sources
                 if len(sources) > 1:  # two of the side's units next door: the kind read decides
                     kind = self._kinds_seen.get(to)
                     by_kind = [c for c in sources if kind is not None and
@@ -941,11 +953,21 @@ class GameTracker:
             except RulesError as exc:
                 reasons.append(str(exc))
                 continue
+            if stale:  # the move explains the old cell: empty until the camera sees otherwise
+                self.beliefs[f"{frm}.unit"].value = None
+                flags.append(f"{frm} still read occupied after its unit moved")
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
         self.holding = "; ".join(reasons)
         return False
+
+    def _firmly_occupied(self, cell: str) -> bool:
+        """Did the last look at `cell` see a piece, surely? A face card's picture can pass
+        for a piece, but rarely a sure one (session 15: an empty plastic queen of spades read as
+        a white pawn at 75 %, its neighbour's real pawn at 100 %)."""
+        read = self._piece_reads.get(cell)
+        return read is not None and read.occupied is True and read.confidence >= FIRM
 
     def _removal(self, diff: dict, seen: dict, frame: int, before_moves: bool) -> bool:
         """A unit gone from a cell whose card did not change, and not moved next door.
