@@ -273,12 +273,14 @@ def run(args: argparse.Namespace) -> int:
     if truth_rows:
         # an open question's event is the likeliest reading, not a claim: it is counted apart
         want = truth_events(truth_rows)
-        asserted = [e.text for e in tracker.events if e.question is None]
+        # a re-read is no game event: it is counted apart too
+        asserted = [e.text for e in tracker.events if e.question is None and e.kind != "re-read"]
         asked = [e.text for e in tracker.events if e.question is not None]
         result["comparison"] = summary(asserted, want, settled.frames, settled.read_right,
                                        latencies, settled.tracked_right, cpu_times,
                                        settled.recorded_right)
         result["comparison"]["open_question_events"] = len(asked)
+        result["comparison"]["table_re_reads"] = sum(e.kind == "re-read" for e in tracker.events)
         result["comparison"]["open_question_events_likeliest_right"] = sum(
             a in want for a in asked)
     elif latencies:

@@ -18,6 +18,12 @@ places are weighed together as for an open question.
 
 Attacks are invisible: the tracker leaves them to the players (`resolve_attack`), and where a
 unit vanishes from the table without enough recorded damage it says so.
+
+When the engine and the table part ways for good (a missed move, a misread card the rules took),
+every later change is unexplained and the rest of the game would be lost. After RE_READ_AFTER
+distinct changes in a row that nothing explains, the tracker takes the units' cells and the top
+cards from the table as it is believed (a "re-read" event, flagged for the players to check),
+and reads the game on from there.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open
 SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
 FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
 FIRM = 0.95  # a piece read this sure is still there (`_firmly_occupied`)
+RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
 
 
 def _normalised(scores: list[float]) -> list[float]:
@@ -442,6 +449,24 @@ def _assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
                 zip(cells, kinds, strict=True)) for kinds in options]
 
 
+def _nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
+    """Pair cells a side's units left with cells they now stand on, fewest steps in all
+    (at most 4 units a side: every assignment is tried)."""
+    import itertools
+
+    def steps(a: str, b: str) -> int:
+        return max(abs(ord(a[0]) - ord(b[0])), abs(int(a[1:]) - int(b[1:])))
+
+    k = min(len(gone), len(new))
+    if k == 0:
+        return []
+    best = min(((sum(steps(g, n) for g, n in zip(gs, ns, strict=True)), list(zip(gs, ns,
+                                                                              strict=True)))
+                for gs in itertools.permutations(gone, k)
+                for ns in itertools.combinations(new, k)), key=lambda t: t[0])
+    return best[1]
+
+
 def _zone(key: str) -> str:
     """The scanner's zone ("d3", "init/white") of a card key ("d3.card", "init.white")."""
     return key[:-len(".card")] if key.endswith(".card") else key.replace("init.", "init/")
@@ -500,6 +525,9 @@ class GameTracker:
         # everything done to the engine, in order: actions in text notation, and corrections
         # ("correct remove d4"); `replay_journal` rebuilds the game from it
         self.journal: list[str] = []
+        # the distinct unexplained differences since the last event (`_re_read_table`)
+        self._unexplained: list[frozenset] = []
+        self._events_when_stuck = 0
 
     # ----------------------------------------------------------------- frames
 
@@ -661,7 +689,95 @@ class GameTracker:
             if not progressed:
                 if self.holding is None:
                     self.holding = "can't explain the change at " + ", ".join(sorted(diff))
+                if self._stuck(diff) and self._re_read_table(frame):
+                    continue
                 return
+
+    def _stuck(self, diff: dict) -> bool:
+        """Has the table changed RE_READ_AFTER times, each change unexplained, since the last
+        event? Waiting for a card or a unit to be read leaves the same difference standing;
+        a game that has parted ways with the table keeps finding new ones."""
+        if self.state.phase in (Phase.SETUP, Phase.PLACE):
+            return False
+        if len(self.events) != self._events_when_stuck:
+            self._events_when_stuck = len(self.events)
+            self._unexplained = []
+        seen = frozenset((k, str(v)) for k, v in diff.items())
+        if seen not in self._unexplained:
+            self._unexplained.append(seen)
+        return len(self._unexplained) >= RE_READ_AFTER
+
+    def _re_read_table(self, frame: int) -> bool:
+        """Take the units' cells and the top cards from the table where the engine's differ:
+        each unit the engine has where the table shows none goes to the nearest cell where the
+        table shows one of its side and the engine none; a card read sure on a cell whose top
+        card the engine has otherwise is laid there. Kinds, injuries, hands and the turn stay
+        the engine's. True when something was taken."""
+        seen = self.believed()
+        engine = visible_table(self.state, sides_only=True)
+        changes: list[str] = []
+        for name in CELL_NAMES:
+            card = seen[f"{name}.card"]
+            if card in _CODES and card != engine[f"{name}.card"]:
+                changes.append(f"correct lay {name} {card}")
+        for side in Side:
+            def side_at(table, name, side=side):
+                return str(table[f"{name}.unit"]).split("-")[0] == side.value
+            gone = [n for n in CELL_NAMES if side_at(engine, n) and not side_at(seen, n)
+                    and seen[f"{n}.unit"] != UNREAD]
+            # a unit only ever arrives on a card laid for it, and is read surely there: a
+            # face card's picture taken for a piece is neither (s42: an empty queen read as a
+            # pawn at 75 % drew a unit in transit onto it)
+            new = [n for n in CELL_NAMES if side_at(seen, n) and not side_at(engine, n)
+                   and engine[f"{n}.unit"] is None and self._firmly_occupied(n)
+                   and seen[f"{n}.card"] not in (None, engine[f"{n}.card"])]
+            for frm, to in _nearest_pairs(gone, new):
+                changes.append(f"correct relocate {frm} {to}")
+        done = []
+        for entry in changes:
+            try:
+                self._correct(entry)
+            except (RulesError, KeyError, ValueError):
+                continue  # the rules refuse it (a card its deck has no more of): leave it
+            self.journal.append(entry)
+            done.append(entry.split(maxsplit=1)[1])
+        if not done:
+            return False
+        self._unexplained = []
+        self.events.append(TableEvent(
+            frame, "table re-read: " + ", ".join(done), "re-read",
+            ["the game could not explain what the table showed; these were taken from the "
+             "table: check them (moves and cards in between are missing)"]))
+        self._events_when_stuck = len(self.events)
+        return True
+
+    def _correct(self, entry: str) -> None:
+        """Apply a re-read's correction to the engine ("correct lay c3 AD": the card laid
+        on top there; "correct relocate d2 c3": the unit moved there)."""
+        _, what, cell, arg = entry.split()
+        data = to_json(self.state)
+        board = data["board"]
+        if what == "lay":
+            entry_json = board.setdefault(cell, {"cards": []})
+            unit = entry_json.get("unit")
+            if "owners" in entry_json:
+                entry_json["owners"].append(unit["side"] if unit else entry_json["owners"][-1])
+            entry_json["cards"].append(arg)
+            for k in ("orientation", "corners", "declared"):
+                entry_json.pop(k, None)
+        elif what == "relocate":
+            if arg not in board or not board[arg].get("cards") or board[arg].get("unit"):
+                raise ValueError(f"no free card on {arg}")
+            board[arg]["unit"] = board[cell].pop("unit")
+        else:
+            raise ValueError(entry)
+        actions, history = self.state.actions, self.state.history
+        restored = from_json(data)
+        restored.actions, restored.history = actions, history
+        self.state = restored
+        if what == "relocate":
+            self._origin[arg] = self._origin.pop(cell, cell)
+            self._arrived[arg] = len(self.journal) + 1
 
     def _diff(self) -> dict[str, tuple[object, object]]:
         seen = self.believed()
@@ -1472,6 +1588,12 @@ class GameTracker:
         """Apply one journal entry: an action, or a correction."""
         if entry.startswith("correct remove "):
             self._remove_unit(entry.split()[-1])
+        elif entry.startswith(("correct lay ", "correct relocate ")):
+            try:  # a rewritten past may have made it unneeded or impossible
+                self._correct(entry)
+            except (RulesError, KeyError, ValueError):
+                return
+            self.journal.append(entry)
         elif entry.startswith("correct army "):
             _, _, side_name, kinds = entry.split()
             side = Side(side_name)

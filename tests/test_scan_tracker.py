@@ -787,3 +787,50 @@ def test_a_cell_still_read_occupied_after_its_unit_left_does_not_stall_the_game(
     want = truth_events(steps)
     assert texts[:want.index(move) + 1] == want[:want.index(move) + 1]
     assert len(texts) >= want.index(move) + 10  # the game goes on past it
+
+
+def _refused_card_run(seed):
+    """A game read perfectly, except one movement card, read sure as a card of the colour of
+    the card it covers, which the rules refuse, for as long as it lies on top."""
+    from engines.royal_battles.cards import parse_card
+
+    steps = record_game(seed)
+    for action, pos in steps:
+        words = action.split()
+        if words[1] == "move" and words[3] != "JK" and len(set(words[2].split("-"))) == 2:
+            to = words[2].split("-")[1]
+            cards = pos["board"][to]["cards"]
+            if len(cards) >= 2 and cards[-2] != "JK" and not to.endswith(("1", "5")):
+                break
+    else:
+        raise AssertionError("no such move")
+    covered = parse_card(cards[-2])
+    wrong = next(c for c in ("2S", "3S", "2H", "3H") if c[-1] in
+                 (("S", "C") if covered.colour.value == "black" else ("H", "D")))
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells[to]
+        if not frame.occluded and cell.card is not None and cell.card.card == cards[-1] \
+                and frame.frame_index > 0:
+            cell.card.card = wrong
+        tracker.update(frame)
+    return steps, tracker, action
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6])
+def test_a_game_that_parted_ways_with_the_table_is_re_read_from_it(seed):
+    from scanner.evaluate import matched_in_order
+
+    steps, tracker, missed = _refused_card_run(seed)
+    want = truth_events(steps)
+    got = [e.text for e in tracker.events if e.kind != "re-read"]
+    re_reads = [e for e in tracker.events if e.kind == "re-read"]
+    assert got[:want.index(missed)] == want[:want.index(missed)]  # all right up to the miss
+    assert 1 <= len(re_reads) <= 3, [e.text for e in re_reads]
+    assert all(e.flags for e in re_reads)
+    # after the re-read the game is read on: most later moves are recovered
+    later = want[want.index(missed) + 1:]
+    assert matched_in_order(got, later) >= 0.7 * len(later), tracker.holding
+    # the re-read is in the journal: the saved log replays to the same game
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
