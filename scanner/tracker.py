@@ -685,6 +685,8 @@ class GameTracker:
                 progressed = self._step(diff, frame)
             except RulesError as exc:  # a reading the rules reject: wait for the players
                 self.holding = str(exc)
+                if self._stuck(diff) and self._re_read_table(frame):
+                    continue
                 return
             if not progressed:
                 if self.holding is None:
