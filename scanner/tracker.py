@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
-from engines.royal_battles.board import NEIGHBOURS, parse_cell
+from engines.royal_battles.board import NEIGHBOURS, offset, parse_cell
 from engines.royal_battles.cards import CARDS
 from engines.royal_battles.position import from_json, to_json
 
@@ -455,7 +455,7 @@ def _nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
     import itertools
 
     def steps(a: str, b: str) -> int:
-        return max(abs(ord(a[0]) - ord(b[0])), abs(int(a[1:]) - int(b[1:])))
+        return max(map(abs, offset(parse_cell(a), parse_cell(b))))
 
     k = min(len(gone), len(new))
     if k == 0:
@@ -685,9 +685,7 @@ class GameTracker:
                 progressed = self._step(diff, frame)
             except RulesError as exc:  # a reading the rules reject: wait for the players
                 self.holding = str(exc)
-                if self._stuck(diff) and self._re_read_table(frame):
-                    continue
-                return
+                progressed = False
             if not progressed:
                 if self.holding is None:
                     self.holding = "can't explain the change at " + ", ".join(sorted(diff))
@@ -773,10 +771,7 @@ class GameTracker:
             board[arg]["unit"] = board[cell].pop("unit")
         else:
             raise ValueError(entry)
-        actions, history = self.state.actions, self.state.history
-        restored = from_json(data)
-        restored.actions, restored.history = actions, history
-        self.state = restored
+        self._rebuild(data)
         if what == "relocate":
             self._origin[arg] = self._origin.pop(cell, cell)
             self._arrived[arg] = len(self.journal) + 1
@@ -1031,16 +1026,14 @@ class GameTracker:
             if was_here == mover:
                 frm = to  # covered its own standing card
             else:
-                sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
-                           if engine[f"{CELL_NAMES[c]}.unit"] == mover
-                           and seen[f"{CELL_NAMES[c]}.unit"] != mover]
+                next_door = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
+                             if engine[f"{CELL_NAMES[c]}.unit"] == mover]
+                sources = [c for c in next_door if seen[f"{c}.unit"] != mover]
                 if not sources:
                     # a card laid with the side's unit on it is a move; where no unit next door
                     # is seen gone, the old cell's read is stale (a lathe piece's empty cell
                     # read as still occupied held two held-out games for the rest of the game)
-                    sources = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
-                               if engine[f"{CELL_NAMES[c]}.unit"] == mover]
-                    stale = bool(sources)
+                    sources, stale = next_door, bool(next_door)
                     if len(sources) > 1:  # the one whose piece reads least sure left
                         weak = [c for c in sources if not self._firmly_occupied(c)]
                         sources = weak if len(weak) == 1 else sources
@@ -1419,11 +1412,16 @@ class GameTracker:
         self._origin.pop(cell, None)
         data = to_json(self.state)
         data["board"][cell].pop("unit")
+        self._rebuild(data)
+        self.journal.append(f"correct remove {cell}")
+
+    def _rebuild(self, data: dict) -> None:
+        """The engine from an edited `to_json` of it (which validates it: raises
+        RulesError), keeping the history that `undo` walks back."""
         actions, history = self.state.actions, self.state.history
         restored = from_json(data)  # to_json built fresh dicts: nothing shared to copy
         restored.actions, restored.history = actions, history  # from_json ends a wiped-out side
         self.state = restored
-        self.journal.append(f"correct remove {cell}")
 
     # ----------------------------------------------------------------- open questions
 
