@@ -67,11 +67,37 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return p / p.sum(-1, keepdims=True)
 
 
+def index_evidence(log_c: np.ndarray, seeing: np.ndarray) -> np.ndarray:
+    """The index corners' log evidence per card (N x K), from each corner's log probabilities
+    over the cards (N x 4 x K, corners nw, ne, se, sw) where it shows an index (`seeing`).
+    A deck prints its index on one diagonal or on both, so where corners of both diagonals
+    claim an index, which diagonal carries it is left open: a mixture of both diagonals true,
+    only nw-se, only ne-sw, the corners of a diagonal taken as blank saying nothing (uniform).
+    Pips near a blank corner can look like an index (a tango six's corner read as the joker
+    at 99 %); as a plain product two such corners outvoted the true index and the whole card."""
+    n, _, k = log_c.shape
+    per_diag = []
+    for corners in ((0, 2), (1, 3)):
+        e = np.zeros((n, k), np.float64)
+        for i in corners:  # corner by corner, so the sum is the same in `fuse` and `fuse_many`
+            e = np.where(seeing[:, i, None], e + log_c[:, i], e)
+        per_diag.append(e)
+    n_a = seeing[:, [0, 2]].sum(1)[:, None]
+    n_b = seeing[:, [1, 3]].sum(1)[:, None]
+    blank = np.log(1.0 / k)
+    both = np.stack([per_diag[0] + per_diag[1], per_diag[0] + n_b * blank,
+                     per_diag[1] + n_a * blank])
+    top = both.max(0)
+    mixture = top + np.log(np.exp(both - top).sum(0) / 3.0)
+    return np.where((n_a > 0) & (n_b > 0), mixture, per_diag[0] + per_diag[1])
+
+
 def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
          back: int) -> tuple[int, bool, int, float]:
     """The index corners and the whole-card model as independent witnesses: a card's
     probability is the normalised product of what each witness says, counting only corners
-    that show an index (a blank corner says nothing about which card it is). Returns (card
+    that show an index (a blank corner says nothing about which card it is), with the index
+    diagonal left open where both diagonals claim one (`index_evidence`). Returns (card
     class, face down, corner that saw the index or -1, confidence). The threshold applied to
     it is calibrated through this same function (`models/cards/face.py`)."""
     pred = corner_probs.argmax(1)
@@ -81,15 +107,15 @@ def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
         p = [float(corner_probs[:, back].mean())] + (
             [float(face_probs[back])] if face_probs is not None else [])
         return -1, True, -1, max(p)
-    log_e = np.zeros(n_cards, np.float64)
-    for i in seeing:
-        c = corner_probs[i, :n_cards].astype(np.float64)
-        log_e += np.log(c / c.sum() + 1e-9)
+    if not seeing and face_probs is None:
+        return int(corner_probs[:, :n_cards].max(0).argmax()), False, -1, 0.0
+    c = corner_probs[None, :, :n_cards].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # blank corners: never used
+        log_c = np.log(c / c.sum(2, keepdims=True) + 1e-9)
+    log_e = index_evidence(log_c, (pred < n_cards)[None])[0]
     if face_probs is not None:
         f = face_probs[:n_cards].astype(np.float64)
         log_e += np.log(f / f.sum() + 1e-9)
-    elif not seeing:
-        return int(corner_probs[:, :n_cards].max(0).argmax()), False, -1, 0.0
     post = softmax(log_e)
     k = int(post.argmax())
     corner = max(seeing, key=lambda i: corner_probs[i, k]) if seeing else -1
@@ -109,9 +135,7 @@ def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, ba
     c = corner_probs[:, :, :n_cards].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):  # blank corners: never used below
         log_c = np.log(c / c.sum(2, keepdims=True) + 1e-9)
-    log_e = np.zeros((n, n_cards), np.float64)
-    for i in range(corner_probs.shape[1]):  # corner by corner, as `fuse` adds them
-        log_e = np.where(seeing[:, i, None], log_e + log_c[:, i], log_e)
+    log_e = index_evidence(log_c, seeing)
     f = face_probs[:, :n_cards].astype(np.float64)
     log_e = log_e + np.log(f / f.sum(1, keepdims=True) + 1e-9)
     post = softmax(log_e)

@@ -204,6 +204,32 @@ def test_fuse_conflict_lowers_confidence_and_blank_corners_say_nothing():
     assert (k, down, corner) == (20, False, -1) and conf > 0.9  # the whole card alone
 
 
+
+def test_fuse_two_corners_of_the_blank_diagonal_do_not_outvote_the_index():
+    """The s51 fixture's g5 (a tango 6C under a rook): the blank diagonal's corners, pips near
+    them, read as the joker at 93 and 99 %; the index diagonal says 6C; the whole card says a
+    black six or eight. As a plain product the joker won at 99.97 %, a card change nobody
+    made; which diagonal carries the index is open, so it is no confident answer now."""
+    from scanner.card_reader import fuse
+
+    C, n_cards, back, none = 55, 53, 53, 54
+    six, eight, joker = 5, 7, 52
+    nw = _probs(C, six, 0.6)
+    nw[eight] = 0.29
+    se = _probs(C, six, 0.42)
+    se[eight] = 0.15
+    face = _probs(C, eight + 39, 0.5)  # 8S
+    face[six + 39] = 0.13
+    face[six] = 0.02
+    corners = np.stack([nw, _probs(C, joker, 0.93), se, _probs(C, joker, 0.99)])
+    k, _, _, conf = fuse(corners, face, n_cards, back)
+    assert not (k == joker and conf > 0.9)
+    # a deck that prints its index in all four corners: agreeing diagonals still add up
+    four = np.stack([_probs(C, six, 0.8)] * 4)
+    two = np.stack([_probs(C, six, 0.8), _probs(C, none, 0.99)] * 2)
+    assert fuse(four, None, n_cards, back)[3] > fuse(two, None, n_cards, back)[3] > 0.99
+
+
 def test_fuse_face_down_from_the_corners_or_the_whole_card():
     from scanner.card_reader import fuse
 
