@@ -1249,6 +1249,7 @@ class GameTracker:
         if ranked and ranked[0][1] >= accept:
             code, p = ranked[0]
             self.beliefs[key].value = code  # later unsure reads that still back it agree
+            self._agreed_at[key] = self._changes.get(key, 0)  # and so does this very look
             self._held_card = None
             self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                       evidence.copy(), self._snapshot(), True)
@@ -1257,6 +1258,7 @@ class GameTracker:
             # the likeliest stands in as an open question; later looks settle it
             code = ranked[0][0]
             self.beliefs[key].value = code
+            self._agreed_at[key] = self._changes.get(key, 0)
             self._held_card = None
             self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                       evidence.copy(), self._snapshot(), False)

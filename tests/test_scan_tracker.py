@@ -834,3 +834,35 @@ def test_a_game_that_parted_ways_with_the_table_is_re_read_from_it(seed):
     assert matched_in_order(got, later) >= 0.7 * len(later), tracker.holding
     # the re-read is in the journal: the saved log replays to the same game
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5])
+def test_a_look_the_rules_explained_is_not_news_while_its_pixels_stay(seed):
+    """s51: a held-out joker under a rook read as JD at 99 %; the rules refused JD there and
+    went on with JK. The same look, frame after frame, was then news again: at white's next
+    move the stale read became 'f2-f2 JD', a card nobody laid. Here the first movement card
+    reads 90 % as its twin of the other colour (which the rules refuse) for the whole game,
+    pixels unchanged after it was laid: the game is read as played."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    _frm, cell, code = next(  # the first move to another cell (a unit seen to arrive)
+        (w[2].split("-")[0], w[2].split("-")[1], w[3]) for w in (a.split() for a, _ in steps)
+        if w[1] == "move" and w[3] != "JK" and w[2].split("-")[0] != w[2].split("-")[1])
+    twin = code[:-1] + TWIN_OTHER_COLOUR[code[-1]]
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    last = None
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        c = frame.cells.get(cell)
+        now = c.card.card if c is not None and c.card is not None else None
+        # the incremental scanner's report: the cell's pixels change when its card does
+        frame.changed = {cell} if now != last or frame.occluded else set()
+        last = now
+        if now == code and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.9,
+                                 candidates=[(twin, 0.9), (code, 0.08)])
+        tracker.update(frame)
+    want = truth_events(steps)
+    got = [e.text for e in tracker.events]
+    assert got == want, tracker.holding
