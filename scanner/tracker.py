@@ -511,6 +511,7 @@ class GameTracker:
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
+        self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._go_on_with: str | None = None  # a held card the table has moved on past
@@ -572,6 +573,11 @@ class GameTracker:
                 self._dirty = True
                 if key.endswith(".unit") and value is not None:
                     self._first_seen.setdefault(key[:-5], reading.frame_index)
+                if key.endswith(".unit"):
+                    if self.beliefs[key].value is None:
+                        self._gone_since[key[:-5]] = reading.frame_index
+                    else:
+                        self._gone_since.pop(key[:-5], None)
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
@@ -855,6 +861,21 @@ class GameTracker:
                 else self._advance_to_movement()
         return self._movement(laid, diff, seen, frame)
 
+    def _left_with_the_move(self, sources: list[str], frame: int
+                            ) -> tuple[list[str], list[str]]:
+        """Two units of the side next door are both gone (one moved, one was taken off) and
+        their kinds can't tell them apart: the one whose cell was already seen empty when the
+        last move before this frame was read had left before this move began, so it is the one
+        taken off. Returns the sources left, and those ruled out (s42: two black rooks, one
+        removed at d4 a hundred frames before the other moved to e4, held the game to its end)."""
+        last_move = max((e.frame for e in self.events if e.kind == "move" and e.frame < frame),
+                        default=None)
+        if last_move is None:
+            return sources, []
+        before = [c for c in sources if self._gone_since.get(c, frame) <= last_move]
+        after = [c for c in sources if c not in before]
+        return (after, before) if len(after) == 1 else (sources, [])
+
     def _arrivals(self, diff: dict, seen: dict) -> list[str]:
         """Cells a unit has visibly moved to: it stands where the engine has none, and a unit
         of its side the engine has next door is gone from there."""
@@ -1015,7 +1036,9 @@ class GameTracker:
         engine = visible_table(state, self._sides_only)  # the table before this move, once
         reasons = []
         # a card held for the players comes first: any later one would be out of order
+        flags_before: list[str] = []
         for to in sorted(laid, key=lambda c: (f"{c}.card" != self._held_card, c)):
+            flags_before = []
             card = seen[f"{to}.card"]
             mover = seen[f"{to}.unit"]
             if not (isinstance(mover, str) and mover.split("-")[0] == side):
@@ -1042,12 +1065,17 @@ class GameTracker:
                     by_kind = [c for c in sources if kind is not None and
                                f"{side}-{self.state.units[parse_cell(c)].kind}" == kind]
                     sources = by_kind if len(by_kind) == 1 else sources
+                if len(sources) > 1:
+                    sources, gone_before = self._left_with_the_move(sources, frame)
+                    if gone_before:
+                        flags_before.append(f"{', '.join(gone_before)} seen empty before the "
+                                            "last move: not the unit that moved; check it")
                 if len(sources) != 1:
                     reasons.append(f"which {mover} moved to {to}? candidates: "
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
-            flags = []
+            flags, flags_before = flags_before, []
             if self._assume_unseen_draw(state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be

@@ -866,3 +866,24 @@ def test_a_look_the_rules_explained_is_not_news_while_its_pixels_stay(seed):
     want = truth_events(steps)
     got = [e.text for e in tracker.events]
     assert got == want, tracker.holding
+
+
+
+def test_a_unit_seen_gone_before_the_last_move_is_not_the_one_that_moved():
+    # session 16: s42's two black rooks, one taken off at d4 (not seen as such) well before
+    # the other moved to e4: "which black moved to e4? candidates: d4, e5" held the game to
+    # its end. The one whose cell was already empty when the last move was read is the one
+    # taken off; where both (or neither) went after it, it stays the players' question.
+    from scanner.tracker import TableEvent
+
+    steps = record_game(1)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    tracker.events = [TableEvent(640, "white move c4-c4 KS", "move"),
+                      TableEvent(708, "black move a5-a4 2S", "move"),
+                      TableEvent(788, "white move a5-a5 JK", "move")]  # this same frame
+    tracker._gone_since = {"d4": 700, "e5": 760}
+    assert tracker._left_with_the_move(["d4", "e5"], 788) == (["e5"], ["d4"])
+    tracker._gone_since = {"d4": 720, "e5": 760}  # both left after the last move
+    assert tracker._left_with_the_move(["d4", "e5"], 788) == (["d4", "e5"], [])
+    tracker._gone_since = {"d4": 600, "e5": 650}  # both before: nothing to go by
+    assert tracker._left_with_the_move(["d4", "e5"], 788) == (["d4", "e5"], [])
