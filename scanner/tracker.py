@@ -1036,9 +1036,8 @@ class GameTracker:
         engine = visible_table(state, self._sides_only)  # the table before this move, once
         reasons = []
         # a card held for the players comes first: any later one would be out of order
-        flags_before: list[str] = []
         for to in sorted(laid, key=lambda c: (f"{c}.card" != self._held_card, c)):
-            flags_before = []
+            flags: list[str] = []
             card = seen[f"{to}.card"]
             mover = seen[f"{to}.unit"]
             if not (isinstance(mover, str) and mover.split("-")[0] == side):
@@ -1068,14 +1067,13 @@ class GameTracker:
                 if len(sources) > 1:
                     sources, gone_before = self._left_with_the_move(sources, frame)
                     if gone_before:
-                        flags_before.append(f"{', '.join(gone_before)} seen empty before the "
-                                            "last move: not the unit that moved; check it")
+                        flags.append(f"{', '.join(gone_before)} seen empty before the last "
+                                     "move: not the unit that moved; check it")
                 if len(sources) != 1:
                     reasons.append(f"which {mover} moved to {to}? candidates: "
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
-            flags, flags_before = flags_before, []
             if self._assume_unseen_draw(state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
