@@ -571,13 +571,11 @@ class GameTracker:
         for key, value in values.items():
             if self.beliefs[key].observe(value, self.settle_frames):
                 self._dirty = True
-                if key.endswith(".unit") and value is not None:
+                if key.endswith(".unit") and value is None:
+                    self._gone_since[key[:-5]] = reading.frame_index
+                elif key.endswith(".unit"):
                     self._first_seen.setdefault(key[:-5], reading.frame_index)
-                if key.endswith(".unit"):
-                    if self.beliefs[key].value is None:
-                        self._gone_since[key[:-5]] = reading.frame_index
-                    else:
-                        self._gone_since.pop(key[:-5], None)
+                    self._gone_since.pop(key[:-5], None)
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
@@ -1274,20 +1272,12 @@ class GameTracker:
                 ranked = [(ranked[0][0], min(ranked[0][1], joint))] + ranked[1:]
         if ranked and ranked[0][1] >= accept:
             code, p = ranked[0]
-            self.beliefs[key].value = code  # later unsure reads that still back it agree
-            self._agreed_at[key] = self._changes.get(key, 0)  # and so does this very look
-            self._held_card = None
-            self._pending_question = (key, place, [c for c in CARDS if c in legal],
-                                      evidence.copy(), self._snapshot(), True)
+            self._take_card(key, place, code, legal, evidence, watched=True)
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]
         if ranked and ranked[0][1] >= (0.0 if key == self._go_on_with else GO_ON):
             # the likeliest stands in as an open question; later looks settle it
             code = ranked[0][0]
-            self.beliefs[key].value = code
-            self._agreed_at[key] = self._changes.get(key, 0)
-            self._held_card = None
-            self._pending_question = (key, place, [c for c in CARDS if c in legal],
-                                      evidence.copy(), self._snapshot(), False)
+            self._take_card(key, place, code, legal, evidence, watched=False)
             return code, []
         self._held_card = key
         self._held_keys = set(self._diff())
@@ -1295,6 +1285,17 @@ class GameTracker:
             or "no usable reading"
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
+
+    def _take_card(self, key: str, place: str, code: str, legal: set[str],
+                   evidence: CardEvidence, watched: bool) -> None:
+        """Go on with `code` at `key` as the rules chose it from an unsure look: later unsure
+        reads that still back it agree, and so does this very look while its pixels stay; the
+        event about to be recorded opens its question (`watched`: taken on the rules' word)."""
+        self.beliefs[key].value = code
+        self._agreed_at[key] = self._changes.get(key, 0)
+        self._held_card = None
+        self._pending_question = (key, place, [c for c in CARDS if c in legal],
+                                  evidence.copy(), self._snapshot(), watched)
 
     def _with_questions(self, evidence: CardEvidence, legal: set[str],
                         open_cards: dict) -> tuple[float | None, bool]:
