@@ -28,6 +28,7 @@ and reads the game on from there.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
 from engines.royal_battles.board import NEIGHBOURS, offset, parse_cell
-from engines.royal_battles.cards import CARDS
+from engines.royal_battles.cards import CARDS, parse_card
 from engines.royal_battles.position import from_json, to_json
 
 from .detections import TableReading
@@ -424,6 +425,21 @@ def _with_card(text: str, code: str) -> str:
     return " ".join(text.split()[:-1] + [code])
 
 
+# what `_finish_turn` and `_advance_to_movement` tell the engine of a phase the camera can't see
+_UNSEEN_STEP = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
+                Phase.PRE_TURN_DRAW: "take-draw"}
+
+
+def _lays_on(entry: str) -> str | None:
+    """The cell a journal entry lays a card on ("white move c1-c2 3H": c2), if any."""
+    w = entry.split()
+    if len(w) == 4 and w[1] == "move":
+        return w[2].split("-")[1]
+    if len(w) == 4 and w[1] == "setup" or entry.startswith("correct lay "):
+        return w[2]
+    return None
+
+
 def _with_kind(text: str, kind_of: dict[str, str]) -> str:
     """A placement ("white place pawn a1") with the kind `kind_of` gives its cell."""
     w = text.split()
@@ -529,6 +545,10 @@ class GameTracker:
         # the distinct unexplained differences since the last event (`_re_read_table`)
         self._unexplained: list[frozenset] = []
         self._events_when_stuck = 0
+        self._start = self._snapshot()  # a read the rules later refute replays from here
+        # per card key the rules decided against the reader: their card, and what the reader
+        # took it for (`_known_misreads`)
+        self._misread_as: dict[str, tuple[str, set[str]]] = {}
 
     # ----------------------------------------------------------------- frames
 
@@ -547,6 +567,8 @@ class GameTracker:
         if reading.changed is not None:
             self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
+        self._known_misreads(values, believed, cards_now)
+        self._news_over_a_joker(values, believed, cards_now)
         live = [q for q in self.questions if isinstance(q, _CardQuestion) and not q.watched
                 and self._engine_card(q.key) == q.chosen]
         for q in live:  # a read of the card in question is evidence, not a new card
@@ -1086,8 +1108,12 @@ class GameTracker:
             try:
                 flags += self._apply_giving_way(text)
             except RulesError as exc:
-                reasons.append(str(exc))
-                continue
+                joker = self._joker_misread(to, text)
+                if joker is None:
+                    reasons.append(str(exc))
+                    continue
+                self._apply(parse_action(text))
+                flags.append(joker)
             if stale:  # the move explains the old cell: empty until the camera sees otherwise
                 self.beliefs[f"{frm}.unit"].value = None
                 flags.append(f"{frm} still read occupied after its unit moved")
@@ -1163,6 +1189,85 @@ class GameTracker:
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
                     and self._agreed_at.get(key) == self._changes.get(key, 0):
                 values[key] = believed[key]
+
+    def _known_misreads(self, values: dict, believed: dict, cards_now: dict) -> None:
+        """A card the rules took against the reader's word (a held-out joker read as a jack
+        of diamonds at 99 %, which the colour rule refused) is read the same way again once
+        the unit on it leaves and the look changes: that read is the known misread, not a card
+        laid, unless a unit arrives with it (a movement card always carries its unit); nor
+        is a read that leans that way. On s51 the joker's bare look, read JD, stood as a card
+        laid next door and kept the removal beside it from being seen."""
+        for key, (code, looks) in list(self._misread_as.items()):
+            if self._engine_card(key) != code:
+                del self._misread_as[key]  # covered, or re-read: the decision is spent
+                continue
+            unit = key[:-5] + ".unit"
+            read = cards_now.get(key)
+            leaning = values.get(key) == UNREAD and read is not None and read.candidates \
+                and read.candidates[0][0] in looks
+            if (values.get(key) in looks or leaning) \
+                    and values.get(unit) in (believed.get(unit), _UNSURE):
+                values[key] = code
+
+    def _news_over_a_joker(self, values: dict, believed: dict, cards_now: dict) -> None:
+        """A card read sure in the colour of the card believed under it is that card misread
+        (`_card_value`), unless the side to move could have laid it there had the card under
+        it been a joker the reader took for another: then it is news, and the move rewrites
+        that card (`_joker_misread`)."""
+        for key, read in cards_now.items():
+            code = getattr(read, "card", None)
+            if key.startswith("init.") or not code or values.get(key) != believed.get(key) \
+                    or code == believed.get(key) or self._engine_card(key) != believed[key]:
+                continue
+            cell = key[:-5]
+            seen = values.get(f"{cell}.unit")  # a movement card carries the unit that moved
+            if not isinstance(seen, str) or seen == UNREAD:
+                continue
+            side = seen.split("-")[0]
+            units = self.state.units
+            movers = [c for c in [cell] + [CELL_NAMES[n] for n in NEIGHBOURS[parse_cell(cell)]]
+                      if parse_cell(c) in units and units[parse_cell(c)].side.value == side
+                      and (c == cell or parse_cell(cell) not in units)]
+            if any(self._laid_on_a_joker(cell, f"{side} move {frm}-{cell} {code}") is not None
+                   for frm in movers):
+                values[key] = code
+
+    def _laid_on_a_joker(self, cell: str, text: str) -> int | None:
+        """Would the rules take `text` had the top card on `cell` been a joker, and was that
+        card laid by a move the reader named (set-up cards are never jokers; a re-read's card
+        is the table's)? Returns that move's journal entry, or None."""
+        top = self.state.top(parse_cell(cell))
+        if top is None or top.card.is_joker:
+            return None
+        entry = next((i for i in range(len(self.journal) - 1, -1, -1)
+                      if _lays_on(self.journal[i]) == cell), None)
+        if entry is None or self.journal[entry].split()[-1] != top.card.code \
+                or self.journal[entry].split()[1] != "move":
+            return None
+        trial = self.state.copy()  # the move alone, over a joker (a replay is dearer)
+        cell_id = parse_cell(cell)
+        trial.stacks[cell_id] = trial.stacks[cell_id][:-1] + (
+            dataclasses.replace(top, card=parse_card("JK")),)
+        action = parse_action(text)
+        try:
+            for _ in range(8):  # on to that side's movement, as `_step` would go
+                if trial.is_chance_node():
+                    ev = trial.pending[0]
+                    if ev.verb is not Verb.DRAW:
+                        break  # a new round's initiative cards come first
+                    trial.apply(parse_action(f"{ev.side.value} draw ?"))
+                    continue
+                if trial.phase is Phase.MOVEMENT and trial.to_move is action.side:
+                    break
+                trial.apply(parse_action(f"{trial.to_move.value} " + _UNSEEN_STEP.get(
+                    trial.phase, "pass")))
+            player = trial.players[action.side]
+            if player.hand is None and player.hidden_hand_size == 0:
+                player.hidden_hand_size = 1  # a draw the camera could not see
+            trial.apply(action)
+        except RulesError:
+            return None
+        return entry
 
     def _news_on_awaited_piles(self, reading: TableReading, values: dict,
                                believed: dict) -> None:
@@ -1293,6 +1398,9 @@ class GameTracker:
         event about to be recorded opens its question (`watched`: taken on the rules' word)."""
         self.beliefs[key].value = code
         self._agreed_at[key] = self._changes.get(key, 0)
+        if watched and not key.startswith("init."):  # a pile's next card lies on it anyway
+            self._misread_as[key] = (code, {c for c, p in evidence.ranked()
+                                            if c != code and p >= CONSISTENT})
         self._held_card = None
         self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                   evidence.copy(), self._snapshot(), watched)
@@ -1334,6 +1442,42 @@ class GameTracker:
                 return share, True
             return None, False
         return 1.0 - share, False
+
+    def _joker_misread(self, cell: str, text: str) -> str | None:
+        """A movement card read sure that the rules refuse, where the card it covers on `cell`
+        was itself taken from a read: a joker lying on the board has no colour, and a joker
+        the reader took for another card (the held-out tango joker's "J" over an "o" reads as
+        a jack of diamonds at 99.99 %) makes the next card laid on it look illegal (session 17,
+        s51: a QH laid on it was taken for that jack misread, and the game stalled there).
+        Where the rules take `text` with the covered card as the joker, the action that laid
+        it is rewritten to the joker and its event flagged. Returns the note for this move,
+        or None (nothing changed)."""
+        entry = self._laid_on_a_joker(cell, text)
+        if entry is None:
+            return None
+        misread = self._engine_card(f"{cell}.card")
+        old = self.journal[entry]
+        question = next((q for q in self.questions if isinstance(q, _CardQuestion)
+                         and q.entry == entry), None)
+        if question is not None:
+            before = question.chosen
+            if not self._choose(question, "JK"):
+                return None
+            if not self._legal(text):
+                self._choose(question, before)
+                return None
+        else:
+            if not self._rewrite(self._start, {entry: _with_card(old, "JK")}):
+                return None
+            if not self._legal(text):
+                self._rewrite(self._start, {entry: old})
+                return None
+            event = next((e for e in reversed(self.events) if e.text == old), None)
+            if event is not None:
+                event.text = _with_card(old, "JK")
+                event.flags.append(f"read as {misread}, but a later card laid on it "
+                                   "could only lie on a joker: taken as the joker; check it")
+        return f"the {misread} under it was read wrong: a joker; check it"
 
     def _question_gives_way(self, card: str, text: str) -> str | None:
         """A card read sure here that the rules refuse because an open question went on with

@@ -836,6 +836,121 @@ def test_a_game_that_parted_ways_with_the_table_is_re_read_from_it(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _joker_read_as_a_jack_run(seed):
+    """A game read perfectly, except one joker laid as a movement card, read sure for as long
+    as it lies on top as a card of the colour of the card later laid on it (the held-out tango
+    joker reads as a jack of diamonds at 99.99 %), which the rules take for the joker's move."""
+    from engines.errors import RulesError
+    from engines.royal_battles import parse_action
+    from engines.royal_battles.position import from_json
+
+    steps = record_game(seed)
+    used = {a.split()[-1] for a, _pos in steps}
+    laid: dict[str, int] = {}
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] != "move":
+            continue
+        to = words[2].split("-")[1]
+        if to in laid and words[3] != "JK" and steps[laid[to]][0].split()[3] == "JK":
+            joker, cover = laid[to], action
+            red = words[3][-1] in "HD"
+            ranks = ("J", "Q", "K", "10", "9", "8", "7", "6", "5", "4", "3", "2")
+            for wrong in [r + s for r in ranks
+                          for s in (("D", "H") if red else ("C", "S")) if r + s not in used]:
+                before = GameTracker(state=from_json(steps[joker - 1][1])).state  # hands unseen
+                try:  # the misread is itself a legal move, as on s51
+                    before.apply(parse_action(steps[joker][0].replace(" JK", f" {wrong}")))
+                except RulesError:
+                    continue
+                break
+            else:
+                laid[to] = i
+                continue
+            break
+        laid[to] = i
+    else:
+        raise AssertionError("no joker covered later")
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells.get(to)
+        if cell is not None and cell.card is not None and cell.card.card == "JK":
+            cell.card.card, cell.card.candidates = wrong, [(wrong, 0.9999)]
+        tracker.update(frame)
+    return steps, tracker, steps[joker][0], cover, wrong
+
+
+@pytest.mark.parametrize("seed", [12, 38, 51])  # 51: the fixture s51's very move
+def test_a_card_laid_on_a_joker_read_as_a_jack_shows_the_joker_was_misread(seed):
+    # session 17, s51: a held-out joker read as JD at 99.99 % was taken for JD; the QH laid on
+    # it later was then taken for that JD misread (a red card can't cover a red one), the move
+    # was never seen and the game stalled
+    steps, tracker, joker_move, cover, wrong = _joker_read_as_a_jack_run(seed)
+    texts = [e.text for e in tracker.events]
+    assert joker_move in texts and cover in texts, tracker.holding
+    joker_event = tracker.events[texts.index(joker_move)]
+    assert any(f"read as {wrong}" in f for f in joker_event.flags)
+    assert any("a joker" in f for f in tracker.events[texts.index(cover)].flags)
+    assert texts == truth_events(steps), tracker.holding  # and the whole game
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+def _joker_the_rules_named_run(seed):
+    """A game read perfectly, except one joker laid as a movement card: unsure under its unit
+    (a card the rules refuse there, then the joker), then, bare once its unit has moved on,
+    read sure as that refused card for as long as it lies on top."""
+    from engines.errors import RulesError
+    from engines.royal_battles import parse_action
+    from engines.royal_battles.position import from_json
+
+    steps = record_game(seed)
+    used = {a.split()[-1] for a, _pos in steps}
+    ranks = ("J", "Q", "K", "10", "9", "8", "7", "6", "5", "4", "3", "2")
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] != "move" or words[3] != "JK":
+            continue
+        to = words[2].split("-")[1]
+        left = next((j for j in range(i + 1, len(steps)) if not steps[j][1]["board"][to].get(
+            "unit")), None)
+        if left is None or steps[left][1]["board"][to]["cards"][-1] != "JK":
+            continue  # (its unit never leaves, or leaves by covering it)
+        before = GameTracker(state=from_json(steps[i - 1][1])).state  # hands unseen
+        for wrong in [r + s for r in ranks for s in "DHCS" if r + s not in used]:
+            try:
+                before.copy().apply(parse_action(action.replace(" JK", f" {wrong}")))
+            except RulesError:
+                break  # the rules refuse the misread: they name the joker
+        else:
+            continue
+        break
+    else:
+        raise AssertionError("no joker left bare by its unit")
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells.get(to)
+        if cell is not None and cell.card is not None and cell.card.card == "JK":
+            if cell.piece is not None and cell.piece.piece != "empty":
+                cell.card.card, cell.card.candidates = None, [(wrong, 0.9), ("JK", 0.0999)]
+            else:
+                cell.card.card, cell.card.candidates = wrong, [(wrong, 0.9999)]
+        tracker.update(frame)
+    return steps, tracker, action, wrong
+
+
+@pytest.mark.parametrize("seed", [7, 12, 28, 33])
+def test_a_joker_the_rules_named_is_not_news_when_its_unit_leaves(seed):
+    # session 17, s51: a held-out joker under a unit read JD at 91 %, laid as JK by the colour
+    # rule; once its unit left, its bare look read JD at 99.99 %, stood as a card laid next
+    # door and kept the removal beside it from being seen
+    steps, tracker, joker_move, wrong = _joker_the_rules_named_run(seed)
+    texts = [e.text for e in tracker.events]
+    assert joker_move in texts, tracker.holding
+    assert texts == truth_events(steps), tracker.holding
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 5])
 def test_a_look_the_rules_explained_is_not_news_while_its_pixels_stay(seed):
     """s51: a held-out joker under a rook read as JD at 99 %; the rules refused JD there and
