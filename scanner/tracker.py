@@ -569,8 +569,9 @@ class GameTracker:
             self._misreads_of_agreed(reading, values, believed, cards_now)
         self._known_misreads(values, believed, cards_now)
         self._news_over_a_joker(values, believed, cards_now)
+        # (an awaited pile whose pixels changed holds a new card: its reads speak of that one)
         live = [q for q in self.questions if isinstance(q, _CardQuestion) and not q.watched
-                and self._engine_card(q.key) == q.chosen]
+                and self._engine_card(q.key) == q.chosen and q.key not in self._pile_changed]
         for q in live:  # a read of the card in question is evidence, not a new card
             read = cards_now.get(q.key)
             if _about(read, q):

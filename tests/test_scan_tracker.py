@@ -624,6 +624,35 @@ def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_change
     assert any("after the rules" in f for f in event.flags), (event.flags, event.question)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_new_initiative_card_on_a_pile_in_question_is_not_a_look_at_the_old_one(seed):
+    """White's initiative card Y was read unsure between Y and X, and went on as an open
+    question; white's next card X reads leaning to X, still one of the question's answers. Its
+    pile's pixels changed while the rules await white's card: a new card, not one more look at
+    Y (session 17, s42: 7C then 7S, the 7S taken as a look at the 7C in question, and the game
+    one round behind from there)."""
+    steps = record_game(seed)
+    inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
+    r = inits[1]
+    old, new = steps[inits[0]][0].split()[-1], steps[r][0].split()[-1]
+    if old == new:
+        pytest.skip("the same card twice cannot be told apart by its pile")
+    end = next(i for i in range(r + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    seen_new = False
+    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
+        frame.changed = set()
+        if frame.initiative.get("white") is not None and not frame.occluded \
+                and frame.initiative["white"].card == old and not tracker.questions:
+            frame.changed = {"init/white"}
+        _blur_initiative(frame, "white", old, [(old, 0.72), (new, 0.27)])
+        if _blur_initiative(frame, "white", new, [(new, 0.89), (old, 0.107)]) \
+                and not seen_new:
+            frame.changed, seen_new = {"init/white"}, True
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
+
+
 def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question():
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
