@@ -1080,6 +1080,11 @@ class GameTracker:
                     if len(sources) > 1:  # the one whose piece reads least sure left
                         weak = [c for c in sources if not self._firmly_occupied(c)]
                         sources = weak if len(weak) == 1 else sources
+                    if len(sources) > 1:  # or the one now read as a kind it is not: a face
+                        # card's picture (s42: the KH a pawn left read as a king at 99 %)
+                        odd = [c for c in sources if self._kinds_seen.get(c) not in (
+                            None, f"{side}-{self.state.units[parse_cell(c)].kind}")]
+                        sources = odd if len(odd) == 1 else sources
                 if len(sources) > 1:  # two of the side's units next door: the kind read decides
                     kind = self._kinds_seen.get(to)
                     by_kind = [c for c in sources if kind is not None and

@@ -762,11 +762,13 @@ def test_placed_units_leave_out_a_side_whose_placement_is_in_question():
     assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
 
-def _stale_source_run(seed, two_candidates):
+def _stale_source_run(seed, two_candidates, as_kind=None):
     """A game read perfectly except that, after one unit's move, its old cell keeps reading as
     a piece of its side at 75 % (a face card's picture taken for a piece) until a card is
     laid there. With `two_candidates`, the move is one where another unit of its side stands
-    next to where it went, read firmly."""
+    next to where it went, read firmly. With `as_kind`, that other unit is of the mover's
+    kind, and the old cell reads firmly (99 %) as a piece of kind `as_kind`, the mover's
+    colour."""
     from engines.royal_battles.board import NEIGHBOURS
     from scanner.detections import PieceReading
 
@@ -780,7 +782,10 @@ def _stale_source_run(seed, two_candidates):
             side = words[0]
             mates = [c for c in NEIGHBOURS[parse_cell(to)]
                      if (prev["board"].get(_name(c)) or {}).get("unit", {}).get("side") == side]
-            if (len(mates) >= 2) == two_candidates:
+            kind = prev["board"][frm]["unit"]["kind"]
+            twins = [c for c in mates if prev["board"][_name(c)]["unit"]["kind"] == kind]
+            if (len(mates) >= 2) == two_candidates and (
+                    as_kind is None or (len(twins) >= 2 and kind != as_kind)):
                 pick = (i, frm, prev["board"][frm]["unit"], prev["board"][frm]["cards"])
                 break
         prev = pos
@@ -793,7 +798,8 @@ def _stale_source_run(seed, two_candidates):
         cell = frame.cells[frm]
         if frame.frame_index >= move_frame and not frame.occluded and cell.card is not None \
                 and cell.card.card == cards[-1] and cell.piece.piece == "empty":
-            cell.piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.75)
+            cell.piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.75) \
+                if as_kind is None else PieceReading(f"{unit['side']}-{as_kind}", 0.99)
         tracker.update(frame)
     return steps, tracker, steps[i][0]
 
@@ -816,6 +822,19 @@ def test_a_cell_still_read_occupied_after_its_unit_left_does_not_stall_the_game(
     want = truth_events(steps)
     assert texts[:want.index(move) + 1] == want[:want.index(move) + 1]
     assert len(texts) >= want.index(move) + 10  # the game goes on past it
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_of_two_units_next_door_the_one_now_read_as_another_kind_moved(seed):
+    # session 17, s42: a white pawn moved g1-g2 beside the other white pawn on f1; the KH it
+    # left read as a white king at 99 % ("which white moved to g2? candidates: f1, g1"),
+    # and the game was held from there
+    steps, tracker, move = _stale_source_run(seed, True, "king")
+    texts = [e.text for e in tracker.events]
+    assert move in texts, tracker.holding
+    want = truth_events(steps)
+    assert texts[:want.index(move) + 1] == want[:want.index(move) + 1]
+    assert len(texts) >= min(len(want), want.index(move) + 10)  # the game goes on past it
 
 
 def _refused_card_run(seed):
