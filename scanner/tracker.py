@@ -425,6 +425,7 @@ def _with_card(text: str, code: str) -> str:
     return " ".join(text.split()[:-1] + [code])
 
 
+_TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}  # same colour, told apart by shape
 # what `_finish_turn` and `_advance_to_movement` tell the engine of a phase the camera can't see
 _UNSEEN_STEP = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
                 Phase.PRE_TURN_DRAW: "take-draw"}
@@ -1335,7 +1336,8 @@ class GameTracker:
             return []
         except RulesError:
             self._pending_question = None
-            moved = self._question_gives_way(text.split()[-1], text)
+            moved = self._question_gives_way(text.split()[-1], text) \
+                or self._twin_gives_way(text.split()[-1], text)
             if moved is None:
                 raise
             self._apply(parse_action(text))
@@ -1459,31 +1461,64 @@ class GameTracker:
         it is rewritten to the joker and its event flagged. Returns the note for this move,
         or None (nothing changed)."""
         entry = self._laid_on_a_joker(cell, text)
+        misread = self._engine_card(f"{cell}.card")
+        if entry is None or not self._rewrite_card(
+                entry, "JK", text, f"read as {misread}, but a later card laid on it could "
+                "only lie on a joker: taken as the joker; check it"):
+            return None
+        return f"the {misread} under it was read wrong: a joker; check it"
+
+    def _twin_gives_way(self, card: str, text: str) -> str | None:
+        """A card that the rules refuse because its deck already turned it up, where that
+        earlier card is out of sight now (an initiative card covered since, a card under
+        others) and was named by the reader: clubs and spades, diamonds and hearts are the
+        reader's usual confusion, so the earlier one is taken as the twin of the same rank
+        and colour, its event flagged, where the rules take both (session 17, s64: black's
+        4C read as 4S at round 1 refused the real 4S at round 14, and the game went wrong
+        from there). Returns the note for this action, or None (nothing changed)."""
+        if card == "JK":
+            return None
+        twin = card[:-1] + _TWIN_SUIT[card[-1]]
+        side = text.split()[0]
+        entry = next((i for i in range(len(self.journal) - 1, -1, -1)
+                      if self.journal[i].split()[0] == side
+                      and self.journal[i].split()[-1] == card), None)
         if entry is None:
             return None
-        misread = self._engine_card(f"{cell}.card")
+        verb = self.journal[entry].split()[1]
+        where = f"init.{side}" if verb == "initiative" else f"{_lays_on(self.journal[entry])}.card"
+        if verb not in ("initiative", "move", "setup") or self._engine_card(where) == card:
+            return None  # (a card still in view: the look there says which)
+        if not self._rewrite_card(entry, twin, text, f"read as {card}, but {card} turned up "
+                                  f"again later: taken as {twin}; check it"):
+            return None
+        return f"the earlier {card} of this deck was read wrong: {twin}; check it"
+
+    def _rewrite_card(self, entry: int, code: str, text: str, why: str) -> bool:
+        """Rewrite the card of journal `entry` (an open question's answer, or an event taken
+        as seen, then flagged with `why`) where the rules then take `text`; else nothing
+        changes."""
         old = self.journal[entry]
         question = next((q for q in self.questions if isinstance(q, _CardQuestion)
                          and q.entry == entry), None)
         if question is not None:
             before = question.chosen
-            if not self._choose(question, "JK"):
-                return None
+            if not self._choose(question, code):
+                return False
             if not self._legal(text):
                 self._choose(question, before)
-                return None
-        else:
-            if not self._rewrite(self._start, {entry: _with_card(old, "JK")}):
-                return None
-            if not self._legal(text):
-                self._rewrite(self._start, {entry: old})
-                return None
-            event = next((e for e in reversed(self.events) if e.text == old), None)
-            if event is not None:
-                event.text = _with_card(old, "JK")
-                event.flags.append(f"read as {misread}, but a later card laid on it "
-                                   "could only lie on a joker: taken as the joker; check it")
-        return f"the {misread} under it was read wrong: a joker; check it"
+                return False
+            return True
+        if not self._rewrite(self._start, {entry: _with_card(old, code)}):
+            return False
+        if not self._legal(text):
+            self._rewrite(self._start, {entry: old})
+            return False
+        event = next((e for e in reversed(self.events) if e.text == old), None)
+        if event is not None:
+            event.text = _with_card(old, code)
+            event.flags.append(why)
+        return True
 
     def _question_gives_way(self, card: str, text: str) -> str | None:
         """A card read sure here that the rules refuse because an open question went on with

@@ -653,6 +653,50 @@ def test_a_new_initiative_card_on_a_pile_in_question_is_not_a_look_at_the_old_on
     assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
 
 
+def _twin_read_run(seed):
+    """A game read perfectly, except one initiative card X read sure as its twin Y (same rank,
+    same colour: a club taken for a spade) for as long as it shows; the same side turns up
+    the real Y later."""
+    twin_suit = {"C": "S", "S": "C", "D": "H", "H": "D"}
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    for i, action in enumerate(acts):
+        side, verb, card = action.split()[0], action.split()[1], action.split()[-1]
+        if verb != "initiative" or card == "JK":
+            continue
+        twin = card[:-1] + twin_suit[card[-1]]
+        shown = [a for a in acts if a.split()[0] == side and a.split()[-1] == twin
+                 and a.split()[1] in ("initiative", "move", "setup")]
+        if any(a in acts[:i] for a in shown):
+            continue
+        later = shown[0] if shown else None
+        if later is not None:
+            break
+    else:
+        raise AssertionError("no card whose twin its deck turns up later")
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        pile = frame.initiative.get(side)
+        if pile is not None and pile.card == card:
+            pile.card = twin
+        tracker.update(frame)
+    return steps, tracker, action, later, twin
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_a_card_its_deck_turns_up_twice_was_its_twin_the_first_time(seed):
+    # session 17, s64: black's initiative 4C read sure as 4S at round 1; the real 4S at
+    # round 14 was refused ("no 4S is left in black's deck") and the game went wrong from there
+    steps, tracker, first, later, twin = _twin_read_run(seed)
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps), tracker.holding
+    event = tracker.events[texts.index(first)]
+    assert any(f"read as {twin}" in f for f in event.flags), event.flags
+    assert any("read wrong" in f for f in tracker.events[texts.index(later)].flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question():
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
