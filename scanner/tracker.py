@@ -431,6 +431,10 @@ _UNSEEN_STEP = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
                 Phase.PRE_TURN_DRAW: "take-draw"}
 
 
+def _other(side: str) -> str:
+    return "black" if side == "white" else "white"
+
+
 def _lays_on(entry: str) -> str | None:
     """The cell a journal entry lays a card on ("white move c1-c2 3H": c2), if any."""
     w = entry.split()
@@ -875,13 +879,40 @@ class GameTracker:
         if not laid:
             self.holding = "a unit moved without a movement card: " + ", ".join(sorted(diff))
             return False
+        recoloured = self._colour_misread(laid, seen)
+        if recoloured:
+            seen = {**seen, **{f"{to}.unit": state.to_move.value for to in recoloured}}
         movers = {str(seen[f"{to}.unit"]).split("-")[0] for to in laid}
         if state.to_move.value not in movers:
             return self._finish_turn()  # the other side is laying cards: this turn is over
         if state.phase is not Phase.MOVEMENT or state.current_player() is None:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
                 else self._advance_to_movement()
-        return self._movement(laid, diff, seen, frame)
+        return self._movement(laid, diff, seen, frame, recoloured)
+
+    def _colour_misread(self, laid: list[str], seen: dict) -> list[str]:
+        """Cells where a card was laid under a unit read, not firmly, as the other side's,
+        while the side to move has not moved yet and one of its units next door is seen gone
+        and none of the other side's: that unit moved there, its colour misread. A player
+        who can move must, so a turn passed is the rarer reading (session 17, s51: a held-out
+        black knight moved b5-b4 read as a white knight at 53 %; black's turn was taken as
+        passed and white's rook, still on a4, as the mover)."""
+        state = self.state
+        side = state.to_move
+        if state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT) or state.is_chance_node():
+            return []
+        out = []
+        for to in laid:
+            if str(seen[f"{to}.unit"]).split("-")[0] == side.value:
+                continue
+            read = self._piece_reads.get(to)
+            if read is None or read.confidence >= FIRM:
+                continue
+            gone = {u.side for c, u in state.units.items() if c in NEIGHBOURS[parse_cell(to)]
+                    and seen[f"{CELL_NAMES[c]}.unit"] is None}
+            if gone == {side}:
+                out.append(to)
+        return out
 
     def _left_with_the_move(self, sources: list[str], frame: int
                             ) -> tuple[list[str], list[str]]:
@@ -1052,7 +1083,8 @@ class GameTracker:
         self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
         return True
 
-    def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int) -> bool:
+    def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int,
+                  recoloured: list[str] = ()) -> bool:
         state = self.state
         side = state.to_move.value
         engine = visible_table(state, self._sides_only)  # the table before this move, once
@@ -1101,6 +1133,9 @@ class GameTracker:
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
+            if to in recoloured:
+                flags.append(f"its unit read as {_other(side)}'s, not firmly: {side}'s unit "
+                             "next door is gone; check it")
             if self._assume_unseen_draw(state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be

@@ -881,6 +881,33 @@ def test_of_two_units_next_door_the_one_now_read_as_another_kind_moved(seed):
     assert len(texts) >= min(len(want), want.index(move) + 10)  # the game goes on past it
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_unit_read_as_the_other_side_where_the_side_to_move_left_next_door_moved(seed):
+    # session 17, s51: a held-out black knight moved b5-b4 and read as a white knight at 53 %;
+    # black's turn was taken as passed and white's rook, still on a4, as the mover
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    want = truth_events(steps)
+    i = next(i for i, (a, _pos) in enumerate(steps) if a.split()[1] == "move"
+             and len(set(a.split()[2].split("-"))) == 2 and want.index(a) > 20)
+    side, to = steps[i][0].split()[0], steps[i][0].split()[2].split("-")[1]
+    other = "black" if side == "white" else "white"
+    kind = steps[i][1]["board"][to]["unit"]["kind"]
+    start = len(frames_of(steps[:i], _empty(steps), seed=seed))
+    end = len(frames_of(steps[:i + 2], _empty(steps), seed=seed))
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells[to]
+        if start <= frame.frame_index < end and cell.piece is not None \
+                and cell.piece.piece == f"{side}-{kind}":
+            cell.piece = PieceReading(f"{other}-{kind}", 0.53)
+        tracker.update(frame)
+    texts = [e.text for e in tracker.events]
+    assert texts == want, tracker.holding
+    assert any("not firmly" in f for f in tracker.events[texts.index(steps[i][0])].flags)
+
+
 def _refused_card_run(seed):
     """A game read perfectly, except one movement card, read sure as a card of the colour of
     the card it covers, which the rules refuse, for as long as it lies on top."""
