@@ -881,7 +881,7 @@ class GameTracker:
             return False
         recoloured = self._colour_misread(laid, seen)
         if recoloured:
-            seen = {**seen, **{f"{to}.unit": state.to_move.value for to in recoloured}}
+            seen = {**seen, **{f"{to}.unit": side for to, side in recoloured.items()}}
         movers = {str(seen[f"{to}.unit"]).split("-")[0] for to in laid}
         if state.to_move.value not in movers:
             return self._finish_turn()  # the other side is laying cards: this turn is over
@@ -890,28 +890,36 @@ class GameTracker:
                 else self._advance_to_movement()
         return self._movement(laid, diff, seen, frame, recoloured)
 
-    def _colour_misread(self, laid: list[str], seen: dict) -> list[str]:
-        """Cells where a card was laid under a unit read, not firmly, as the other side's,
-        while the side to move has not moved yet and one of its units next door is seen gone
-        and none of the other side's: that unit moved there, its colour misread. A player
-        who can move must, so a turn passed is the rarer reading (session 17, s51: a held-out
-        black knight moved b5-b4 read as a white knight at 53 %; black's turn was taken as
-        passed and white's rook, still on a4, as the mover)."""
+    def _colour_misread(self, laid: list[str], seen: dict) -> dict[str, str]:
+        """Cells where a card was laid under a unit read, not firmly, as one side's, which is
+        the other side's unit with its colour misread (the side it is): the unit the engine
+        has there, where it has one (a unit never changes colour, and none moves onto another;
+        s51: a held-out black knight covering its own card read as white), or else the side to
+        move, where it has not moved yet and one of its units next door is seen gone and none
+        of the other side's. A player who can move must, so a turn passed is the rarer reading
+        (s51: a black knight moved b5-b4 read as a white knight at 53 %; black's turn was taken
+        as passed and white's rook, still on a4, as the mover)."""
         state = self.state
         side = state.to_move
-        if state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT) or state.is_chance_node():
-            return []
-        out = []
+        waiting = state.phase in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT) \
+            and not state.is_chance_node()
+        out: dict[str, str] = {}
         for to in laid:
-            if str(seen[f"{to}.unit"]).split("-")[0] == side.value:
-                continue
+            read_as = str(seen[f"{to}.unit"]).split("-")[0]
             read = self._piece_reads.get(to)
             if read is None or read.confidence >= FIRM:
+                continue
+            here = state.units.get(parse_cell(to))
+            if here is not None:
+                if here.side.value != read_as:
+                    out[to] = here.side.value
+                continue
+            if not waiting or read_as == side.value:
                 continue
             gone = {u.side for c, u in state.units.items() if c in NEIGHBOURS[parse_cell(to)]
                     and seen[f"{CELL_NAMES[c]}.unit"] is None}
             if gone == {side}:
-                out.append(to)
+                out[to] = side.value
         return out
 
     def _left_with_the_move(self, sources: list[str], frame: int
@@ -1084,7 +1092,7 @@ class GameTracker:
         return True
 
     def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int,
-                  recoloured: list[str] = ()) -> bool:
+                  recoloured: dict[str, str] | None = None) -> bool:
         state = self.state
         side = state.to_move.value
         engine = visible_table(state, self._sides_only)  # the table before this move, once
@@ -1133,9 +1141,9 @@ class GameTracker:
                                    f"{', '.join(sources) or 'none next to it'}")
                     continue
                 frm = sources[0]
-            if to in recoloured:
-                flags.append(f"its unit read as {_other(side)}'s, not firmly: {side}'s unit "
-                             "next door is gone; check it")
+            if to in (recoloured or {}):
+                flags.append(f"its unit read as {_other(side)}'s, not firmly: taken as "
+                             f"{side}'s; check it")
             if self._assume_unseen_draw(state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
