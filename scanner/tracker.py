@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
-from engines.royal_battles.board import NEIGHBOURS, offset, parse_cell
+from engines.royal_battles.board import NEIGHBOURS, is_melee, offset, parse_cell
 from engines.royal_battles.cards import CARDS, parse_card
 from engines.royal_battles.position import from_json, to_json
+from engines.royal_battles.units import UNIT_KINDS
 
 from .detections import TableReading
 
@@ -51,6 +52,7 @@ LEAN = 0.5  # an unsure read this sure of a card that can't be the believed one 
 GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open question
 SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
 FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
+LEAD = 2.0  # or, for a placement, once that is this many times as likely as the standing one
 FIRM = 0.95  # a piece read this sure is still there (`_firmly_occupied`)
 RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
 
@@ -1215,12 +1217,39 @@ class GameTracker:
                 f"removed with {unit.injury} injury recorded of {unit.injury + life} life: "
                 "enter the attack that took it off"]
             origin = self._origin.get(cell)
+            self._attack_view(cell, unit.side)
             self._remove_unit(cell)
             event = TableEvent(frame, f"{who} removed {cell}", "removed", flags)
             self.events.append(event)
             self._removals.append((event, unit.side, origin))
             return True
         return False
+
+    def _attack_view(self, cell: str, side: Side) -> None:
+        """A unit of `side` taken off `cell` was hit by the enemy's last mover: a view of that
+        mover's kind for the open question of where the enemy's kinds stand. Melee units
+        attack orthogonally, ranged ones diagonally, a pawn also diagonally (Extended Reach),
+        and a queen's Mystic Blast reaches every enemy on a card of its target's colour. A
+        removal may be seen late or put down to the wrong move, so the view leans (90 %)
+        rather than rules out."""
+        mover = next((e.split()[2].split("-")[1] for e in reversed(self.journal)
+                      if e.split()[0] == side.other.value and e.split()[1] == "move"), None)
+        attacker = self.state.units.get(parse_cell(mover)) if mover else None
+        if attacker is None or attacker.side is side:
+            return
+        q = next((q for q in self.questions if isinstance(q, _PlacementQuestion)
+                  and q.side is attacker.side and self._origin.get(mover) in q.origins), None)
+        if q is None:
+            return
+        a, b = parse_cell(mover), parse_cell(cell)
+        kinds = set(self.armies[attacker.side])
+        could = {k for k in kinds if k == "queen" or b in NEIGHBOURS[a] and (
+            UNIT_KINDS[k].ranged != is_melee(a, b) or k == "pawn")}
+        if not could or could == kinds:
+            return  # (nothing to tell the kinds apart)
+        share = 0.9 / len(could), 0.1 / max(len(kinds - could), 1)
+        q.add_view(self._origin[mover], f"attack on {cell}", len(self.journal),
+                   {k: share[0] if k in could else share[1] for k in kinds})
 
     def _misreads_of_agreed(self, reading: TableReading, values: dict, believed: dict,
                             cards_now: dict) -> None:
@@ -1741,7 +1770,11 @@ class GameTracker:
             if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
                 p = min(p, _against_rivals(q, best, held))
             if p < SWITCH:
-                if best != q.chosen and p >= FOLLOW:
+                # a placement goes on with its likeliest answer once that is LEAD times as
+                # likely as the one standing: every later removal names its kinds
+                ahead = isinstance(q, _PlacementQuestion) \
+                    and p >= LEAD * dict(ranked).get(q.chosen, 0.0)
+                if best != q.chosen and (p >= FOLLOW or ahead):
                     changed |= self._choose(q, best)  # still asked, but the game follows
                 for e in q.events:
                     e.question = q.describe()

@@ -387,6 +387,36 @@ def test_units_placed_in_question_are_settled_by_their_later_views():
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed", [3, 7])
+@pytest.mark.parametrize("step,ranged", [((1, 1), True), ((0, 1), False), ((0, 3), None)])
+def test_a_removal_is_a_view_of_the_attacker_s_kind(seed, step, ranged):
+    """A unit taken off after a move was hit by the mover: diagonally by a ranged unit or a
+    pawn, orthogonally by a melee unit, from afar only by a queen's Mystic Blast."""
+    from engines.royal_battles import CELL_NAMES
+    from engines.royal_battles.units import UNIT_KINDS
+    from scanner.tracker import _PlacementQuestion
+
+    steps = record_game(seed)
+    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    tracker, (_k1, c1), _ = _set_up_leaning_the_wrong_way(steps, first_round, True)
+    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    f, r = parse_cell(c1) % 7, parse_cell(c1) // 7  # (home rank: the board is above it)
+    f = f + step[0] if f + step[0] < 7 else f - step[0]
+    target = CELL_NAMES[(r + step[1]) * 7 + f]
+    tracker.journal.append(f"white move {c1}-{c1} 2H")  # the last mover: the unit on c1
+    before = len(q.views)
+    tracker._attack_view(target, Side.BLACK)
+    army = set(tracker.armies[Side.WHITE])
+    could = {k for k in army if k == "queen" or ranged is not None and (
+        k == "pawn" or UNIT_KINDS[k].ranged == ranged)}
+    if not could or could == army:
+        assert len(q.views) == before  # nothing to tell the kinds apart
+        return
+    (origin, _cell, _at), (sums, n) = list(q.views.items())[-1]
+    assert origin == c1 and n == 1
+    assert min(sums[k] for k in could) > max((sums[k] for k in army - could), default=0)
+
+
 # --- what a real camera shows between two settled tables -----------------------------------
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
