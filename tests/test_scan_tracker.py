@@ -627,6 +627,30 @@ def test_an_open_placement_follows_its_likeliest_answer_before_it_is_sure():
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def test_an_open_placement_follows_an_answer_twice_as_likely_as_the_standing_one():
+    """Below FOLLOW, a placement goes on with its likeliest answer once that is LEAD times as
+    likely as the one standing (session 17, s51: black's kinds, read swapped at set-up, were
+    likeliest right at 49 % and the game kept the swapped ones)."""
+    from scanner.tracker import FOLLOW, LEAD, _PlacementQuestion
+
+    steps = record_game(3)
+    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    tracker, (k1, c1), (k2, c2) = _set_up_leaning_the_wrong_way(steps, first_round, True)
+    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    wrong = q.chosen
+    for look in range(40):  # further views, each a little the right way, until it is LEAD
+        for origin, kind, other in ((c1, k1, k2), (c2, k2, k1)):
+            q.add_view(origin, origin, -3 - look, {kind: 0.55, other: 0.45})
+        ranked = dict(q.ranked())
+        best = max(ranked, key=ranked.get)
+        if ranked[best] >= LEAD * ranked[wrong]:
+            break
+    assert best != wrong and ranked[best] < FOLLOW and ranked[best] >= LEAD * ranked[wrong]
+    assert tracker._settle_questions()
+    assert q in tracker.questions and q.chosen == best
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_changed(seed):
     """White's next initiative card X is read leaning to Y, the card it covers (a club taken
