@@ -1595,11 +1595,15 @@ class GameTracker:
     def _question_gives_way(self, card: str, text: str) -> str | None:
         """A card read sure here that the rules refuse because an open question went on with
         it elsewhere: the question takes its next likeliest answer that makes `text` legal
-        (still open). Returns the note for the players, or None (nothing changed)."""
+        (still open). Where the reader named no other, the first the rules allowed there
+        stands in, still asked (s64: black's 2C read as the joker at 76 % and nothing else
+        refused black's last joker, and the game's last rounds with it). Returns the note for
+        the players, or None (nothing changed)."""
         for q in self.questions:
             if not isinstance(q, _CardQuestion) or q.chosen != card:
                 continue
-            for alt, _p in q.ranked():
+            listed = [alt for alt, _p in q.ranked()]
+            for alt in listed + [c for c in q.answers if c not in listed]:
                 if alt == card or not self._choose(q, alt):
                     continue
                 if self._legal(text):

@@ -751,6 +751,43 @@ def test_a_card_its_deck_turns_up_twice_was_its_twin_the_first_time(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(seed):
+    """One of white's movement cards Y reads unsure as X alone (76 %) for as long as it
+    shows, X a card of its colour that white lays later: the game goes on with X as an open
+    question, and when X turns up the question gives way to a card the rules allow there,
+    still asked, and the rest of the game is read (session 17, s64: black's 2C read as the
+    joker at 76 % refused black's last joker later)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    red = "HD"
+    for i, a in enumerate(acts):
+        w = a.split()
+        if w[0] != "white" or w[1] != "move" or w[3] == "JK":
+            continue
+        first, to = w[3], w[2].split("-")[1]
+        later = next((b for b in acts[i + 1:] if b.split()[0] == "white"
+                      and b.split()[1] == "move" and b.split()[3] not in (first, "JK")
+                      and (b.split()[3][-1] in red) == (first[-1] in red)), None)
+        if later is not None:
+            break
+    ghost = later.split()[-1]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells.get(to)
+        if cell is not None and cell.card is not None and cell.card.card == first:
+            cell.card = CardReading(card=None, confidence=0.76, candidates=[(ghost, 0.76)])
+        tracker.update(frame)
+    asked = [e for e in tracker.events if e.question is not None]
+    assert [e.text.split()[:3] for e in asked] == [acts[i].split()[:3]], tracker.holding
+    asserted = [e.text for e in tracker.events if e.question is None]
+    assert asserted == [w for w in truth_events(steps) if w != acts[i]], tracker.holding
+    assert any(f"{ghost} was seen here" in f for e in tracker.events if e.text == later
+               for f in e.flags)
+
+
 def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question():
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
