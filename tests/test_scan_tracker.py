@@ -651,20 +651,24 @@ def test_an_open_placement_follows_an_answer_twice_as_likely_as_the_standing_one
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _white_s_second_initiative(seed):
+    """A recorded game, white's first two initiative cards and the step of the first move
+    after the second."""
+    steps = record_game(seed)
+    inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
+    first, second = steps[inits[0]][0].split()[-1], steps[inits[1]][0].split()[-1]
+    if first == second:
+        pytest.skip("the same card twice cannot be told apart by its pile")
+    end = next(i for i in range(inits[1] + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    return steps, first, second, end
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_changed(seed):
     """White's next initiative card X is read leaning to Y, the card it covers (a club taken
     for a spade). Its pile's pixels changed while the rules await white's card, and one deck
     can't turn up Y twice: the rules weigh the read and X goes into the game, flagged."""
-
-
-    steps = record_game(seed)
-    inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
-    r = inits[1]
-    covered, new = steps[inits[0]][0].split()[-1], steps[r][0].split()[-1]
-    if covered == new:
-        pytest.skip("the same card twice cannot be told apart by its pile")
-    end = next(i for i in range(r + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    steps, covered, new, end = _white_s_second_initiative(seed)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     seen_new = False
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
@@ -685,13 +689,7 @@ def test_a_new_initiative_card_on_a_pile_in_question_is_not_a_look_at_the_old_on
     pile's pixels changed while the rules await white's card: a new card, not one more look at
     Y (session 17, s42: 7C then 7S, the 7S taken as a look at the 7C in question, and the game
     one round behind from there)."""
-    steps = record_game(seed)
-    inits = [i for i, (a, _) in enumerate(steps) if a.startswith("white initiative")]
-    r = inits[1]
-    old, new = steps[inits[0]][0].split()[-1], steps[r][0].split()[-1]
-    if old == new:
-        pytest.skip("the same card twice cannot be told apart by its pile")
-    end = next(i for i in range(r + 1, len(steps)) if steps[i][0].split()[1] == "move")
+    steps, old, new, end = _white_s_second_initiative(seed)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     seen_new = False
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
