@@ -1198,10 +1198,14 @@ class GameTracker:
             cell = key[:-5]
             if f"{cell}.card" in diff:
                 continue
+            # (a move lays a card where the unit goes: a unit read not firmly next door, on
+            # the very card the engine has there, is a face card's picture; s42: a plastic
+            # AC's big pip read as a black rook at 78 % held the removal beside it 130 frames)
             moved_next_door = any(
-                seen[f"{CELL_NAMES[c]}.unit"] == old
-                and engine.get(f"{CELL_NAMES[c]}.unit", seen[f"{CELL_NAMES[c]}.unit"]) != old
-                for c in NEIGHBOURS[parse_cell(cell)])
+                seen[f"{n}.unit"] == old and engine.get(f"{n}.unit", seen[f"{n}.unit"]) != old
+                and (f"{n}.card" in diff or seen[f"{n}.card"] == UNREAD
+                     or self.beliefs[f"{n}.card"].settling or self._firmly_occupied(n))
+                for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)]))
             if moved_next_door:
                 continue
             # a card just laid next door with no unit on it yet: the unit is on its way there

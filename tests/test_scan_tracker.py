@@ -3,7 +3,7 @@
 import pytest
 
 from engines.royal_battles import Side
-from engines.royal_battles.board import parse_cell
+from engines.royal_battles.board import NEIGHBOURS, parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
 from scanner.tracker import GameTracker, replay_journal
@@ -997,6 +997,43 @@ def test_a_unit_read_not_firmly_as_the_other_side_is_its_side_s_unit(seed, own):
     texts = [e.text for e in tracker.events]
     assert texts == want, tracker.holding
     assert any("not firmly" in f for f in tracker.events[texts.index(steps[i][0])].flags)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_face_card_read_as_a_piece_beside_a_removal_does_not_hide_it(seed):
+    # session 17, s42: a black rook was taken off d4 beside a plastic AC whose big pip read
+    # as a black rook at 78 %: taken for the rook gone next door, the removal waited 130 frames
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    want = truth_events(steps)
+    before = steps[0][1]
+    for i, (action, pos) in enumerate(steps):
+        gone = [c for c, e in before["board"].items() if e.get("unit") and not
+                pos["board"].get(c, {}).get("unit")]
+        if action.split()[1] == "attack" and gone:
+            cell, unit = gone[0], before["board"][gone[0]]["unit"]
+            bare = [n for n in (_name(c) for c in NEIGHBOURS[parse_cell(cell)])
+                    if pos["board"].get(n, {}).get("cards") and not pos["board"][n].get("unit")]
+            if bare:
+                at = i
+                break
+        before = pos
+    else:
+        raise AssertionError("no removal beside a bare card")
+    removed, phantom = f"{unit['side']} {unit['kind']} removed {cell}", bare[0]
+    top = pos["board"][phantom]["cards"][-1]
+    start = len(frames_of(steps[:at], _empty(steps), seed=seed))
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell_read = frame.cells[phantom]
+        if frame.frame_index >= start and cell_read.card is not None \
+                and cell_read.card.card == top and cell_read.piece.piece == "empty":
+            cell_read.piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.78)
+        tracker.update(frame)
+    texts = [e.text for e in tracker.events]
+    assert removed in texts, tracker.holding
+    assert texts[:want.index(removed) + 1] == want[:want.index(removed) + 1]
 
 
 def _refused_card_run(seed):
