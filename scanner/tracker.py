@@ -1294,9 +1294,10 @@ class GameTracker:
 
     def _news_over_a_joker(self, values: dict, believed: dict, cards_now: dict) -> None:
         """A card read sure in the colour of the card believed under it is that card misread
-        (`_card_value`), unless the side to move could have laid it there had the card under
-        it been a joker the reader took for another: then it is news, and the move rewrites
-        that card (`_joker_misread`)."""
+        (`_card_value`), unless the side of the unit seen on it could have laid it there (from
+        that cell or one next door, once the turns the camera can't see are over) had the card
+        under it been a joker the reader took for another: then it is news, and the move
+        rewrites that card (`_joker_misread`)."""
         for key, read in cards_now.items():
             code = getattr(read, "card", None)
             if key.startswith("init.") or not code or values.get(key) != believed.get(key) \
