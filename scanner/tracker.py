@@ -428,13 +428,30 @@ def _with_card(text: str, code: str) -> str:
 
 
 _TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}  # same colour, told apart by shape
-# what `_finish_turn` and `_advance_to_movement` tell the engine of a phase the camera can't see
-_UNSEEN_STEP = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
-                Phase.PRE_TURN_DRAW: "take-draw"}
+# what the engine is told of a phase the camera can't see, to close the turn in progress: no
+# attack entered, hand kept, pre-turn draw declined, no move
+_UNSEEN_CLOSE = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
+                 Phase.PRE_TURN_DRAW: "skip-draw", Phase.MOVEMENT: "pass"}
 
 
-def _other(side: str) -> str:
-    return "black" if side == "white" else "white"
+def _unseen_step(state: GameState, to_movement: bool) -> str | None:
+    """The action that closes `state`'s phase the camera can't see (`_UNSEEN_CLOSE`), or, with
+    `to_movement`, that takes a side on to its movement (the pre-turn draw taken)."""
+    phase = state.phase
+    if to_movement and phase is Phase.PRE_TURN_DRAW:
+        return f"{state.to_move.value} take-draw"
+    verb = _UNSEEN_CLOSE.get(phase)
+    return f"{state.to_move.value} {verb}" if verb else None
+
+
+def _assume_unseen_draw(state: GameState, side: Side) -> bool:
+    """A side seen laying a card with no card known in its hidden hand drew one the camera
+    could not see (e.g. after an attack): the engine is told it holds one."""
+    player = state.players[side]
+    if player.hand is None and player.hidden_hand_size == 0:
+        player.hidden_hand_size = 1
+        return True
+    return False
 
 
 def _lays_on(entry: str) -> str | None:
@@ -1144,9 +1161,9 @@ class GameTracker:
                     continue
                 frm = sources[0]
             if to in (recoloured or {}):
-                flags.append(f"its unit read as {_other(side)}'s, not firmly: taken as "
-                             f"{side}'s; check it")
-            if self._assume_unseen_draw(state.to_move):
+                flags.append(f"its unit read as {state.to_move.other.value}'s, not firmly: "
+                             f"taken as {side}'s; check it")
+            if _assume_unseen_draw(self.state, state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
                 # a card laid under a unit that stays is only ever read with the unit on it
@@ -1343,11 +1360,11 @@ class GameTracker:
                     continue
                 if trial.phase is Phase.MOVEMENT and trial.to_move is action.side:
                     break
-                trial.apply(parse_action(f"{trial.to_move.value} " + _UNSEEN_STEP.get(
-                    trial.phase, "pass")))
-            player = trial.players[action.side]
-            if player.hand is None and player.hidden_hand_size == 0:
-                player.hidden_hand_size = 1  # a draw the camera could not see
+                step = _unseen_step(trial, to_movement=True)
+                if step is None:
+                    break
+                trial.apply(parse_action(step))
+            _assume_unseen_draw(trial, action.side)
             trial.apply(action)
         except RulesError:
             return None
@@ -1646,35 +1663,17 @@ class GameTracker:
 
     def _finish_turn(self) -> bool:
         """Close the turn in progress with what can't be seen: no attack entered, hand kept."""
-        state = self.state
-        side = state.to_move.value
-        if state.phase is Phase.ATTACK:
-            self._apply(parse_action(f"{side} no-attack"))
-        elif state.phase is Phase.POST_TURN:
-            self._apply(parse_action(f"{side} keep"))
-        elif state.phase is Phase.PRE_TURN_DRAW:
-            self._apply(parse_action(f"{side} skip-draw"))
-        elif state.phase is Phase.MOVEMENT:
-            self._apply(parse_action(f"{side} pass"))
-        else:
-            return False
-        return True
+        return self._unseen(to_movement=False)
 
     def _advance_to_movement(self) -> bool:
-        state = self.state
-        if state.phase is Phase.PRE_TURN_DRAW:
-            self._apply(parse_action(f"{state.to_move.value} take-draw"))
-            return True
-        return self._finish_turn()
+        return self._unseen(to_movement=True)
 
-    def _assume_unseen_draw(self, side: Side) -> bool:
-        """A side seen laying a card with no card known in its hidden hand drew one the camera
-        could not see (e.g. after an attack): the engine is told it holds one."""
-        player = self.state.players[side]
-        if player.hand is None and player.hidden_hand_size == 0:
-            player.hidden_hand_size = 1
-            return True
-        return False
+    def _unseen(self, to_movement: bool) -> bool:
+        step = _unseen_step(self.state, to_movement)
+        if step is None:
+            return False
+        self._apply(parse_action(step))
+        return True
 
     def _make_room_for(self, action) -> None:
         """Fill in what the camera never sees (hidden draws, passes, hands kept, no attack)
@@ -1692,7 +1691,7 @@ class GameTracker:
                 continue
             if action.verb is Verb.MOVE:
                 if state.phase is Phase.MOVEMENT and state.to_move is action.side:
-                    self._assume_unseen_draw(action.side)
+                    _assume_unseen_draw(self.state, action.side)
                     return
                 if not self._advance_to_movement():
                     return
