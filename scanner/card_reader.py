@@ -67,14 +67,18 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return p / p.sum(-1, keepdims=True)
 
 
-def index_evidence(log_c: np.ndarray, seeing: np.ndarray) -> np.ndarray:
-    """The index corners' log evidence per card (N x K), from each corner's log probabilities
-    over the cards (N x 4 x K, corners nw, ne, se, sw) where it shows an index (`seeing`).
+def index_evidence(corner_probs: np.ndarray, n_cards: int, seeing: np.ndarray) -> np.ndarray:
+    """The index corners' log evidence per card (N x K, K = `n_cards`), from each corner's
+    class probabilities (N x 4 x C, corners nw, ne, se, sw; the first K classes the cards)
+    where it shows an index (`seeing`, N x 4), each renormalised over the cards.
     A deck prints its index on one diagonal or on both, so where corners of both diagonals
     claim an index, which diagonal carries it is left open: a mixture of both diagonals true,
     only nw-se, only ne-sw, the corners of a diagonal taken as blank saying nothing (uniform).
     Pips near a blank corner can look like an index (a tango six's corner read as the joker
     at 99 %); as a plain product two such corners outvoted the true index and the whole card."""
+    c = corner_probs[:, :, :n_cards].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # blank corners: never used below
+        log_c = np.log(c / c.sum(2, keepdims=True) + 1e-9)
     n, _, k = log_c.shape
     per_diag = []
     for corners in ((0, 2), (1, 3)):
@@ -109,10 +113,7 @@ def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
         return -1, True, -1, max(p)
     if not seeing and face_probs is None:
         return int(corner_probs[:, :n_cards].max(0).argmax()), False, -1, 0.0
-    c = corner_probs[None, :, :n_cards].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):  # blank corners: never used
-        log_c = np.log(c / c.sum(2, keepdims=True) + 1e-9)
-    log_e = index_evidence(log_c, (pred < n_cards)[None])[0]
+    log_e = index_evidence(corner_probs[None], n_cards, (pred < n_cards)[None])[0]
     if face_probs is not None:
         f = face_probs[:n_cards].astype(np.float64)
         log_e += np.log(f / f.sum() + 1e-9)
@@ -132,10 +133,7 @@ def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, ba
     seeing = pred < n_cards
     any_seeing = seeing.any(1)
     down = ((pred == back).sum(1) >= 2) | ((face_probs.argmax(1) == back) & ~any_seeing)
-    c = corner_probs[:, :, :n_cards].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):  # blank corners: never used below
-        log_c = np.log(c / c.sum(2, keepdims=True) + 1e-9)
-    log_e = index_evidence(log_c, seeing)
+    log_e = index_evidence(corner_probs, n_cards, seeing)
     f = face_probs[:, :n_cards].astype(np.float64)
     log_e = log_e + np.log(f / f.sum(1, keepdims=True) + 1e-9)
     post = softmax(log_e)
