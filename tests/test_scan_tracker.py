@@ -16,13 +16,20 @@ def _empty(steps):
         k: v for k, v in first.items() if k not in ("board", "initiative")}}
 
 
+def _track(steps, seed, edit=None, **kw):
+    """A tracker fed a recorded game's frames, each first changed by `edit(frame)` if given
+    (what a real scanner got wrong)."""
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed, **kw):
+        if edit is not None:
+            edit(frame)
+        tracker.update(frame)
+    return tracker
+
+
 def _run(seed, **kw):
     steps = record_game(seed)
-    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
-    tracker = GameTracker(armies)
-    for frame in frames_of(steps, _empty(steps), seed=seed, **kw):
-        tracker.update(frame)
-    return steps, tracker
+    return steps, _track(steps, seed, **kw)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
@@ -726,14 +733,12 @@ def _twin_read_run(seed):
             break
     else:
         raise AssertionError("no card whose twin its deck turns up later")
-    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
-    tracker = GameTracker(armies)
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+    def edit(frame):
         pile = frame.initiative.get(side)
         if pile is not None and pile.card == card:
             pile.card = twin
-        tracker.update(frame)
-    return steps, tracker, action, later, twin
+
+    return steps, _track(steps, seed, edit), action, later, twin
 
 
 @pytest.mark.parametrize("seed", [1, 2, 7])
@@ -772,12 +777,13 @@ def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(se
         if later is not None:
             break
     ghost = later.split()[-1]
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+
+    def edit(frame):
         cell = frame.cells.get(to)
         if cell is not None and cell.card is not None and cell.card.card == first:
             cell.card = CardReading(card=None, confidence=0.76, candidates=[(ghost, 0.76)])
-        tracker.update(frame)
+
+    tracker = _track(steps, seed, edit)
     asked = [e for e in tracker.events if e.question is not None]
     assert [e.text.split()[:3] for e in asked] == [acts[i].split()[:3]], tracker.holding
     asserted = [e.text for e in tracker.events if e.question is None]
@@ -987,13 +993,14 @@ def test_a_unit_read_not_firmly_as_the_other_side_is_its_side_s_unit(seed, own):
     kind = steps[i][1]["board"][to]["unit"]["kind"]
     start = len(frames_of(steps[:i], _empty(steps), seed=seed))
     end = len(frames_of(steps[:i + 2], _empty(steps), seed=seed))
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+
+    def edit(frame):
         cell = frame.cells[to]
         if start <= frame.frame_index < end and cell.piece is not None \
                 and cell.piece.piece == f"{side}-{kind}":
             cell.piece = PieceReading(f"{other}-{kind}", 0.53)
-        tracker.update(frame)
+
+    tracker = _track(steps, seed, edit)
     texts = [e.text for e in tracker.events]
     assert texts == want, tracker.holding
     assert any("not firmly" in f for f in tracker.events[texts.index(steps[i][0])].flags)
@@ -1024,13 +1031,14 @@ def test_a_face_card_read_as_a_piece_beside_a_removal_does_not_hide_it(seed):
     removed, phantom = f"{unit['side']} {unit['kind']} removed {cell}", bare[0]
     top = pos["board"][phantom]["cards"][-1]
     start = len(frames_of(steps[:at], _empty(steps), seed=seed))
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+
+    def edit(frame):
         cell_read = frame.cells[phantom]
         if frame.frame_index >= start and cell_read.card is not None \
                 and cell_read.card.card == top and cell_read.piece.piece == "empty":
             cell_read.piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.78)
-        tracker.update(frame)
+
+    tracker = _track(steps, seed, edit)
     texts = [e.text for e in tracker.events]
     assert removed in texts, tracker.holding
     assert texts[:want.index(removed) + 1] == want[:want.index(removed) + 1]
@@ -1054,15 +1062,13 @@ def _refused_card_run(seed):
     covered = parse_card(cards[-2])
     wrong = next(c for c in ("2S", "3S", "2H", "3H") if c[-1] in
                  (("S", "C") if covered.colour.value == "black" else ("H", "D")))
-    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
-    tracker = GameTracker(armies)
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+    def edit(frame):
         cell = frame.cells[to]
         if not frame.occluded and cell.card is not None and cell.card.card == cards[-1] \
                 and frame.frame_index > 0:
             cell.card.card = wrong
-        tracker.update(frame)
-    return steps, tracker, action
+
+    return steps, _track(steps, seed, edit), action
 
 
 @pytest.mark.parametrize("seed", [1, 2, 6])
@@ -1118,14 +1124,12 @@ def _joker_read_as_a_jack_run(seed):
         laid[to] = i
     else:
         raise AssertionError("no joker covered later")
-    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
-    tracker = GameTracker(armies)
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+    def edit(frame):
         cell = frame.cells.get(to)
         if cell is not None and cell.card is not None and cell.card.card == "JK":
             cell.card.card, cell.card.candidates = wrong, [(wrong, 0.9999)]
-        tracker.update(frame)
-    return steps, tracker, steps[joker][0], cover, wrong
+
+    return steps, _track(steps, seed, edit), steps[joker][0], cover, wrong
 
 
 @pytest.mark.parametrize("seed", [12, 38, 51])  # 51: the fixture s51's very move
@@ -1174,17 +1178,15 @@ def _joker_the_rules_named_run(seed):
         break
     else:
         raise AssertionError("no joker left bare by its unit")
-    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
-    tracker = GameTracker(armies)
-    for frame in frames_of(steps, _empty(steps), seed=seed):
+    def edit(frame):
         cell = frame.cells.get(to)
         if cell is not None and cell.card is not None and cell.card.card == "JK":
             if cell.piece is not None and cell.piece.piece != "empty":
                 cell.card.card, cell.card.candidates = None, [(wrong, 0.9), ("JK", 0.0999)]
             else:
                 cell.card.card, cell.card.candidates = wrong, [(wrong, 0.9999)]
-        tracker.update(frame)
-    return steps, tracker, action, wrong
+
+    return steps, _track(steps, seed, edit), action, wrong
 
 
 @pytest.mark.parametrize("seed", [7, 12, 28, 33])
