@@ -185,8 +185,9 @@ class _CardQuestion:
 @dataclass
 class _PlacementQuestion:
     """Which of a side's units stands where: the army's kinds over the cells they were placed
-    on (`origins`). Each stay of a unit on a cell is one view of it; the kind a stay shows is
-    the mean of its fresh reads (reads of one still view are not independent)."""
+    on (`origins`). Each place a unit stood on is one view of it (seen again from the same
+    place, it is the same view); the kind a view shows is the mean of its fresh reads (reads
+    of one still view are not independent)."""
 
     side: Side
     origins: list[str]
@@ -194,23 +195,39 @@ class _PlacementQuestion:
     events: list[TableEvent]
     entries: list[int]
     snapshot: _Snapshot
-    views: dict[tuple[str, str, int], list] = field(default_factory=dict)
+    # (origin, cell) -> [summed kind probabilities, reads, summed top probability of each read]
+    views: dict[tuple[str, str], list] = field(default_factory=dict)
     chosen: tuple[str, ...] = ()
     went_with: list[tuple[str, ...]] = field(default_factory=list)  # as `_CardQuestion`'s
-    watched = False  # a placement is always asked (see `_CardQuestion.watched`)
+    # a side's placement taken ACCEPT sure is watched, not asked: its units' later looks
+    # still count, and where they make another assignment FOLLOW likely it is asked again
+    watched: bool = False
 
-    def add_view(self, origin: str, cell: str, arrived: int, kinds: dict[str, float]) -> None:
-        view = self.views.setdefault((origin, cell, arrived), [{}, 0])
-        for k, p in kinds.items():
-            view[0][k] = view[0].get(k, 0.0) + p
+    def add_view(self, origin: str, cell: str, kinds: dict[str, float]) -> None:
+        if not kinds:
+            return
+        view = self.views.setdefault((origin, cell), [Counter(), 0, 0.0])
+        view[0].update(kinds)
         view[1] += 1
+        view[2] += max(kinds.values())
+
+    def stray(self) -> float:
+        """The chance that a view says nothing of its unit's kind, from how far its reads
+        disagree with one another: where each read is sure but they name different kinds
+        (the classifier lost in this light or on this set), the views are worth little; where
+        they agree, they are taken at their word. Only views read twice or more tell."""
+        agree = sum(max(sums.values()) for sums, n, _t in self.views.values() if n > 1)
+        sure = sum(top for _s, n, top in self.views.values() if n > 1)
+        return min(max(1.0 - agree / sure, 0.0), 0.9) if sure else 0.0
 
     def ranked(self) -> list[tuple[tuple[str, ...], float]]:
+        stray = self.stray()
         scores = []
         for option in self.options:
             kind_of = dict(zip(self.origins, option, strict=True))
-            scores.append(sum(math.log(max(sums.get(kind_of[o], 0.0) / n, 1e-3))
-                              for (o, _c, _a), (sums, n) in self.views.items()))
+            scores.append(sum(
+                math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n + stray / 6, 1e-3))
+                for (o, _c), (sums, n, _t) in self.views.items()))
         return sorted(zip(self.options, _normalised(scores), strict=True), key=lambda ow: -ow[1])
 
     def describe(self) -> str:
@@ -573,6 +590,10 @@ class GameTracker:
         # per card key the rules decided against the reader: their card, and what the reader
         # took it for (`_known_misreads`)
         self._misread_as: dict[str, tuple[str, set[str]]] = {}
+        # per side, its units' placements so far: (cell, event, journal entry, kinds read
+        # then); and the engine before the first unit was placed (`_watch_placement`)
+        self._placements: dict[Side, list[tuple[str, TableEvent, int, dict]]] = {}
+        self._before_placing: _Snapshot | None = None
 
     # ----------------------------------------------------------------- frames
 
@@ -986,7 +1007,7 @@ class GameTracker:
             return True
         plans: dict[Side, dict[str, str]] = {}
         opened: dict[Side, _PlacementQuestion] = {}
-        seen_at_setup: dict[Side, dict[str, dict[str, float]]] = {}
+        tables: dict[Side, dict[str, dict[str, float]]] = {}
         snap = self._snapshot()
         for side in Side:
             need = list(state.to_place[side])
@@ -998,7 +1019,7 @@ class GameTracker:
                                f"({len(need) - len(cells)} to go)"
                 return False
             cells = cells[:len(need)]
-            table = self._kinds_read(cells, seen)
+            table = tables[side] = self._kinds_read(cells, seen)
             options = sorted(set(itertools.permutations(need)))
             scores = _assignment_scores(cells, table, options)
             probs = _normalised(scores)
@@ -1009,21 +1030,22 @@ class GameTracker:
                 keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
                 opened[side] = _PlacementQuestion(side, cells, keep, [], [], snap,
                                                   chosen=options[best])
-                seen_at_setup[side] = table
         while state.phase is Phase.PLACE:
             side = state.to_move
             cell = next(iter(plans[side]))
             kind = plans[side].pop(cell)
-            self._place_unit(side, cell, kind, seen, frame)
+            self._place_unit(side, cell, kind, seen, frame, tables[side][cell])
             if side in opened:
                 opened[side].events.append(self.events[-1])
                 opened[side].entries.append(len(self.journal) - 1)
         for side, q in opened.items():
             for c in q.origins:  # the set-up view is the first look at each unit
-                q.add_view(c, c, self._arrived.get(c, -1), seen_at_setup[side][c])
+                q.add_view(c, c, tables[side][c])
             for e in q.events:
                 e.question = q.describe()
             self.questions.append(q)
+        for side in plans:
+            self._watch_placement(side)
         return True
 
     def _placing(self) -> dict[str, str]:
@@ -1080,17 +1102,51 @@ class GameTracker:
         kind, p = max(marginal.items(), key=lambda kp: kp[1])
         if p < ACCEPT:
             return False
-        self._place_unit(side, cells[0], kind, seen, frame)
+        self._place_unit(side, cells[0], kind, seen, frame, table[cells[0]])
         return True
 
-    def _place_unit(self, side: Side, cell: str, kind: str, seen: dict, frame: int) -> None:
-        """Place a unit of the kind the army decided, flagged where the reading said else."""
+    def _place_unit(self, side: Side, cell: str, kind: str, seen: dict, frame: int,
+                    kinds: dict[str, float]) -> None:
+        """Place a unit of the kind the army decided, flagged where the reading said else
+        (`kinds`: what the classifier read there)."""
+        if self._before_placing is None:
+            self._before_placing = self._snapshot()
         read = str(seen[f"{cell}.unit"]).split("-")[1]
         flags = [] if read == kind else [
             f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
             f"army makes it a {kind}: check it"]
         self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+        self._placements.setdefault(side, []).append(
+            (cell, self.events[-1], len(self.journal) - 1, kinds))
         self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"
+
+    def _watch_placement(self, side: Side) -> None:
+        """Once all of a side's units stand, one question covers where its kinds stand, over
+        all its units: an open one grows to take in the units placed sure before it, and a
+        placement taken sure throughout is watched (session 18: on the held-out lathe set a
+        rook and a queen were each read as the other at set-up, sure; every later removal
+        then named the wrong kind, and with one of them fixed the open question about the
+        others could never come right)."""
+        import itertools
+
+        placed = self._placements.get(side, [])
+        if self.state.to_place[side] or len(placed) < 2 or self._before_placing is None:
+            return
+        old = next((q for q in self.questions if isinstance(q, _PlacementQuestion)
+                    and q.side is side), None)
+        origins = [cell for cell, *_ in placed]
+        chosen = tuple(e.text.split()[2] for _c, e, _i, _k in placed)
+        q = _PlacementQuestion(side, origins, sorted(set(itertools.permutations(chosen))),
+                               [e for _c, e, _i, _k in placed], [i for *_, i, _k in placed],
+                               self._before_placing, chosen=chosen, watched=old is None)
+        for cell, _e, _i, kinds in placed:
+            if old is None or cell not in old.origins:  # (the open one has its first look)
+                q.add_view(cell, cell, kinds)
+        if old is not None:
+            q.views.update(old.views)
+            q.went_with = old.went_with
+            self.questions.remove(old)
+        self.questions.append(q)
 
     def _placeable(self) -> set[str]:
         """The cells the side to place may put a unit on now (its free set-up cards)."""
@@ -1269,7 +1325,7 @@ class GameTracker:
         if not could or could == kinds:
             return  # (nothing to tell the kinds apart)
         share = 0.9 / len(could), 0.1 / max(len(kinds - could), 1)
-        q.add_view(self._origin[mover], f"attack on {cell}", len(self.journal),
+        q.add_view(self._origin[mover], f"attack on {cell}",
                    {k: share[0] if k in could else share[1] for k in kinds})
 
     def _misreads_of_agreed(self, reading: TableReading, values: dict, believed: dict,
@@ -1723,7 +1779,8 @@ class GameTracker:
         """Cell -> "white-knight" for each unit standing on the table, leaving out a side whose
         placement is still an open question: what the piece classifier may learn the players'
         own set from (a wrong kind would teach it the wrong look)."""
-        unsure = {q.side for q in self.questions if isinstance(q, _PlacementQuestion)}
+        unsure = {q.side for q in self.questions
+                  if isinstance(q, _PlacementQuestion) and not q.watched}
         return {CELL_NAMES[cell]: f"{u.side.value}-{u.kind}"
                 for cell, u in sorted(self.state.units.items()) if u.side not in unsure}
 
@@ -1760,7 +1817,7 @@ class GameTracker:
                 if not kinds and piece.piece and piece.piece.startswith(q.side.value + "-"):
                     kinds = {piece.piece.split("-")[1]: piece.confidence}
                 if kinds:
-                    q.add_view(origin, name, self._arrived.get(name, -1), kinds)
+                    q.add_view(origin, name, kinds)
 
     def _settle_questions(self) -> bool:
         """Settle every open question whose answer is now at least SWITCH sure; one whose
@@ -1769,12 +1826,18 @@ class GameTracker:
         changed = False
         held = self._cards_held()  # once per frame, not once per question
         for q in list(self.questions):
-            if q.watched:
+            if q.watched and isinstance(q, _CardQuestion):
                 continue  # no new evidence comes to it (see `_CardQuestion.watched`)
             ranked = q.ranked()
             if not ranked:
                 continue
             best, p = ranked[0]
+            if q.watched:  # a sure placement: asked again only once later looks say else
+                if best != q.chosen and p >= FOLLOW and self._choose(q, best):
+                    changed = True
+                    for e in q.events:
+                        e.question = q.describe()
+                continue
             if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
                 p = min(p, _against_rivals(q, best, held))
             if p < SWITCH:
@@ -1829,8 +1892,8 @@ class GameTracker:
             else:
                 q.options = [o for o in q.options if o != answer]
             return False
+        q.watched = False  # its answer changed: asked like any open question
         if isinstance(q, _CardQuestion):
-            q.watched = False  # its answer changed: asked like any open question
             old_code = q.chosen
             q.event.text = _with_card(q.event.text, answer)
             if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
@@ -1838,6 +1901,8 @@ class GameTracker:
         else:
             for e in q.events:
                 e.text = _with_kind(e.text, kind_of)
+                # (what the army made of the set-up read no longer applies to the new kind)
+                e.flags = [f for f in e.flags if "the army makes it a" not in f]
             for e, side, origin in self._removals:
                 if side is q.side and origin in kind_of:
                     w = e.text.split()  # "white pawn removed d4"
