@@ -406,15 +406,27 @@ def _owner(q: _CardQuestion) -> str:
     return q.event.text.split()[0]
 
 
-def _against_rivals(q: _CardQuestion, best: str, held: dict[str, Counter]) -> float:
+def _against_rivals(q: _CardQuestion, best: str, decks: dict[str, list[_CardQuestion]]
+                    ) -> float:
     """How sure `best` is at q's place when the cards that other questions of the same deck
-    went on with (`GameTracker._cards_held`) are not ruled out here (they may lie elsewhere
-    after all): the rules narrow q's answers, but they can't make a read of one of those cards
-    evidence for q's best."""
-    others = held.get(_owner(q), Counter()).copy()
-    others[q.chosen] -= 1  # q's own card is no rival of itself
-    allowed = set(q.answers) | {c for c, n in others.items() if n > 0}
-    return dict(q.evidence.ranked(allowed.__contains__)).get(best, 0.0)
+    went on with (`GameTracker._questions_by_deck`) are not ruled out here (they may lie
+    elsewhere after all): the rules narrow q's answers, but they can't make a read of one of
+    those cards evidence for q's best. Each such rival is weighed with q as a pair that
+    can't hold the same card, both places' reads together (session 18, s42: white's 7C
+    and 7S, each read the other's way at 21 and 11 %, held each other open, when together
+    they are 97 % sure); the least sure pair bounds it."""
+    rivals = [r for r in decks.get(_owner(q), []) if r is not q]
+    held = {r.chosen for r in rivals}
+    mine = dict(q.evidence.ranked((set(q.answers) | held).__contains__))
+    pairs = []
+    for r in rivals:
+        if mine.get(r.chosen, 0.0) < 1e-3:
+            continue  # q's reads don't name r's card: no rival
+        theirs = dict(r.evidence.ranked(
+            (set(r.answers) | held | {q.chosen}).__contains__))
+        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items())
+        pairs.append(mine.get(best, 0.0) * (1.0 - theirs.get(best, 0.0)) / max(apart, 1e-12))
+    return min(pairs, default=mine.get(best, 0.0))
 
 
 def _entries_of(q) -> list[int]:
@@ -1824,7 +1836,7 @@ class GameTracker:
         likeliest answer is another than the game went on with, and FOLLOW likely, goes on
         with that one, still open."""
         changed = False
-        held = self._cards_held()  # once per frame, not once per question
+        decks = self._questions_by_deck()  # once per frame, not once per question
         for q in list(self.questions):
             if q.watched and isinstance(q, _CardQuestion):
                 continue  # no new evidence comes to it (see `_CardQuestion.watched`)
@@ -1839,7 +1851,7 @@ class GameTracker:
                         e.question = q.describe()
                 continue
             if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
-                p = min(p, _against_rivals(q, best, held))
+                p = min(p, _against_rivals(q, best, decks))
             if p < SWITCH:
                 # a placement goes on with its likeliest answer once that is LEAD times as
                 # likely as the one standing: every later removal names its kinds
@@ -1853,13 +1865,13 @@ class GameTracker:
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
 
-    def _cards_held(self) -> dict[str, Counter]:
-        """Per deck (its owner), how many card questions went on with each card."""
-        held: dict[str, Counter] = {}
+    def _questions_by_deck(self) -> dict[str, list[_CardQuestion]]:
+        """Per deck (its owner), the card questions whose cards came from it."""
+        decks: dict[str, list[_CardQuestion]] = {}
         for q in self.questions:
             if isinstance(q, _CardQuestion):
-                held.setdefault(_owner(q), Counter())[q.chosen] += 1
-        return held
+                decks.setdefault(_owner(q), []).append(q)
+        return decks
 
     def _settle(self, q, answer, why: str) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the

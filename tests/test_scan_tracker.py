@@ -811,7 +811,14 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
     read is of AS, which may be the card that lies here after all: no settling on it."""
-    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
+    from scanner.tracker import (
+        FOLLOW,
+        SWITCH,
+        CardEvidence,
+        TableEvent,
+        _against_rivals,
+        _CardQuestion,
+    )
 
     tracker = GameTracker()
     cards = ["AC", "AS", "AH", "AD", "2C"]
@@ -829,11 +836,47 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     pile = question("init.black", "black initiative AC", [("AS", 0.81), ("AC", 0.19)], "AC",
                     [c for c in cards if c != "AS"])
     assert pile.ranked()[0] == ("AC", pytest.approx(1.0, abs=0.01))  # the rules alone
-    assert _against_rivals(pile, "AC", tracker._cards_held()) < 0.25
+    # (weighed with c3's reads, which name AS surer than the pile's do, AC is 73 % here)
+    assert _against_rivals(pile, "AC", tracker._questions_by_deck()) < FOLLOW
     assert not tracker._settle_questions() and pile in tracker.questions
     # the other player's AS is no rival: white's deck has its own
     tracker.questions[0].event.text = "white move b4-c3 AS"
-    assert _against_rivals(pile, "AC", tracker._cards_held()) >= SWITCH
+    assert _against_rivals(pile, "AC", tracker._questions_by_deck()) >= SWITCH
+
+
+def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_together():
+    """White's 7C (read 7S at 15 %) and later 7S (read 7C at 10 %): either question alone
+    could hold the other's card, but both places can't hold the same one, and the pair the
+    reads make likeliest is 98 % sure (session 18, s42), so both settle."""
+    from engines.royal_battles.cards import CARDS
+    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
+
+    tracker = GameTracker()
+    sevens = [c for c in CARDS if c not in ("7C", "7S")]
+
+    def question(key, text, reads, chosen):
+        e = CardEvidence()
+        e.add(reads)
+        q = _CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
+                          sevens + [chosen], e, chosen)
+        tracker.questions.append(q)
+        return q
+
+    first = question("init.white", "white initiative 7C", [("7C", 0.85), ("7S", 0.15)], "7C")
+    second = question("d3.card", "white move d2-d3 7S", [("7S", 0.9), ("7C", 0.1)], "7S")
+    decks = tracker._questions_by_deck()
+    assert second.evidence.ranked()[0][1] < SWITCH  # neither alone
+    assert _against_rivals(first, "7C", decks) >= SWITCH
+    assert _against_rivals(second, "7S", decks) >= SWITCH
+    tracker._settle_questions()
+    assert tracker.questions == []
+    assert all(any("settled on later looks" in f for f in q.event.flags) for q in (first, second))
+    # black's 7C is no rival of white's 7S
+    third = question("init.black", "black initiative 7C", [("7C", 0.85), ("7S", 0.15)], "7C")
+    fourth = question("e3.card", "white move d2-e3 7S", [("7S", 0.9), ("7C", 0.1)], "7S")
+    assert _against_rivals(fourth, "7S", tracker._questions_by_deck()) == pytest.approx(
+        fourth.ranked()[0][1])
+    assert third in tracker.questions
 
 
 def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
