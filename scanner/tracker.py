@@ -581,6 +581,7 @@ class GameTracker:
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
+        self._unit_since: dict[str, int] = {}  # frame the unit believed on a cell was first
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._go_on_with: str | None = None  # a held card the table has moved on past
@@ -653,8 +654,10 @@ class GameTracker:
                 self._dirty = True
                 if key.endswith(".unit") and value is None:
                     self._gone_since[key[:-5]] = reading.frame_index
+                    self._unit_since.pop(key[:-5], None)
                 elif key.endswith(".unit"):
                     self._first_seen.setdefault(key[:-5], reading.frame_index)
+                    self._unit_since[key[:-5]] = reading.frame_index
                     self._gone_since.pop(key[:-5], None)
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
@@ -1290,6 +1293,7 @@ class GameTracker:
                 seen[f"{n}.unit"] == old and engine.get(f"{n}.unit", seen[f"{n}.unit"]) != old
                 and (f"{n}.card" in diff or seen[f"{n}.card"] == UNREAD
                      or self.beliefs[f"{n}.card"].settling or self._firmly_occupied(n))
+                and not self._there_before(n, cell)
                 for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)]))
             if moved_next_door:
                 continue
@@ -1313,6 +1317,16 @@ class GameTracker:
             self._removals.append((event, unit.side, origin))
             return True
         return False
+
+    def _there_before(self, n: str, cell: str) -> bool:
+        """The unit seen on `n` was seen there at the last event, while the one on `cell` was
+        still seen on `cell`: it is not that unit moved (s42: the phantom units two face
+        cards showed on e1 and g1 for 100 frames hid the white pawn taken off f2 between them;
+        the pawn moved from g3 to f3 next was then taken for the one from f2 and a re-read
+        followed)."""
+        last = self.events[-1].frame if self.events else None
+        return last is not None and self._unit_since.get(n, last + 1) <= last \
+            < self._gone_since.get(cell, -1)
 
     def _attack_view(self, cell: str, side: Side) -> None:
         """A unit of `side` taken off `cell` was hit by the enemy's last mover: a view of that

@@ -1064,14 +1064,9 @@ def test_a_unit_read_not_firmly_as_the_other_side_is_its_side_s_unit(seed, own):
     assert any("not firmly" in f for f in tracker.events[texts.index(steps[i][0])].flags)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_face_card_read_as_a_piece_beside_a_removal_does_not_hide_it(seed):
-    # session 17, s42: a black rook was taken off d4 beside a plastic AC whose big pip read
-    # as a black rook at 78 %: taken for the rook gone next door, the removal waited 130 frames
-    from scanner.detections import PieceReading
-
-    steps = record_game(seed)
-    want = truth_events(steps)
+def _removal_beside_a_bare_card(steps):
+    """The first removal with a card and no unit next door: the attack's step, the removal's
+    event, the cell it is taken off and that bare neighbour with its top card."""
     before = steps[0][1]
     for i, (action, pos) in enumerate(steps):
         gone = [c for c, e in before["board"].items() if e.get("unit") and not
@@ -1081,20 +1076,32 @@ def test_a_face_card_read_as_a_piece_beside_a_removal_does_not_hide_it(seed):
             bare = [n for n in (_name(c) for c in NEIGHBOURS[parse_cell(cell)])
                     if pos["board"].get(n, {}).get("cards") and not pos["board"][n].get("unit")]
             if bare:
-                at = i
-                break
+                return (i, f"{unit['side']} {unit['kind']} removed {cell}", unit, bare[0],
+                        pos["board"][bare[0]]["cards"][-1])
         before = pos
-    else:
-        raise AssertionError("no removal beside a bare card")
-    removed, phantom = f"{unit['side']} {unit['kind']} removed {cell}", bare[0]
-    top = pos["board"][phantom]["cards"][-1]
-    start = len(frames_of(steps[:at], _empty(steps), seed=seed))
+    raise AssertionError("no removal beside a bare card")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("since,p", [(0, 0.78), (2, 0.99)])
+def test_a_face_card_read_as_a_piece_beside_a_removal_does_not_hide_it(seed, since, p):
+    """A card next door read as a piece like the one taken off: from the removal on, not
+    firmly (session 17, s42: a black rook taken off d4 beside a plastic AC whose big pip read
+    as a black rook at 78 % held the removal 130 frames), or firmly since before the events
+    that came before it (session 18, s42: a QS and a KH read as white units for 100 frames
+    beside a white pawn taken off)."""
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    want = truth_events(steps)
+    at, removed, unit, phantom, top = _removal_beside_a_bare_card(steps)
+    start = len(frames_of(steps[:at - since], _empty(steps), seed=seed))
 
     def edit(frame):
         cell_read = frame.cells[phantom]
         if frame.frame_index >= start and cell_read.card is not None \
                 and cell_read.card.card == top and cell_read.piece.piece == "empty":
-            cell_read.piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.78)
+            cell_read.piece = PieceReading(f"{unit['side']}-{unit['kind']}", p)
 
     tracker = _track(steps, seed, edit)
     texts = [e.text for e in tracker.events]
