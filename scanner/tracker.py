@@ -891,6 +891,9 @@ class GameTracker:
             if ev.verb is Verb.INITIATIVE:
                 key = f"init.{ev.side.value}"
                 if key not in diff or seen[key] is None:
+                    if not any(k.startswith("init.") for k in diff) \
+                            and self._order_gives_way(diff, seen, frame):
+                        return True
                     self.holding = f"waiting for {ev.side.value}'s initiative card"
                     return False
                 card, flags = seen[key], []
@@ -1717,6 +1720,42 @@ class GameTracker:
                 self._choose(q, card)  # no help: as it was
                 break
         return None
+
+    def _order_gives_way(self, diff: dict, seen: dict, frame: int) -> bool:
+        """A side lays a card under its unit once the round is over, with no new initiative
+        card on either pile: the round is not over, so the other side won the initiative and
+        moved first, and the turn the engine filled in as passed is still to come (s64:
+        black's AC read as 3C at 74 % against white's KD; black's move was taken as white
+        passing, and white's move after it held the game until the next round). The open
+        question on this round's initiative pile whose answer would have it so takes its
+        likeliest such answer, still asked; True where one did."""
+        movers = {str(seen[k[:-5] + ".unit"]).split("-")[0] for k in diff
+                  if k.endswith(".card") and diff[k][1] is not None
+                  and isinstance(seen.get(k[:-5] + ".unit"), str)}
+        latest = {}
+        for q in self.questions:  # the round's cards: each pile's latest question
+            if isinstance(q, _CardQuestion) and q.key.startswith("init.") and not q.watched:
+                latest[q.key] = q if q.key not in latest or q.entry > latest[q.key].entry \
+                    else latest[q.key]
+        if not movers:
+            return False
+        for q in latest.values():
+            if self._engine_card(q.key) != q.chosen:
+                continue  # (an older round's card: the piles moved on)
+            was = q.chosen
+            listed = [alt for alt, _p in q.ranked()]
+            for alt in listed + [c for c in q.answers if c not in listed]:
+                if alt == was or not self._choose(q, alt):
+                    continue
+                state = self.state
+                if not (state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE) \
+                        and state.to_move.value in movers:
+                    q.event.question = q.describe()
+                    q.event.flags.append(f"{_owner(q)} moved first in this round and "
+                                         f"{state.to_move.value} after: not {was}; check it")
+                    return True
+            self._choose(q, was)  # no answer would have it so: as it was
+        return False
 
     def _apply(self, action) -> None:
         self.state.apply(action)

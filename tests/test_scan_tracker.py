@@ -153,6 +153,57 @@ def _blur_initiative(frame, side, code, candidates) -> bool:
     return True
 
 
+def _round_won_by_its_second_drawer():
+    """A recorded game with a round in which the side that drew second won the initiative and
+    both sides moved: the game, that side, its card, a card that would have lost to the other
+    side's (never turned up by its deck), and the step of the other side's move."""
+    from engines.royal_battles.cards import parse_card
+
+    for seed in range(1, 40):
+        steps = record_game(seed)
+        acts = [a for a, _ in steps]
+        for i in range(1, len(acts)):
+            first, second = acts[i - 1].split(), acts[i].split()
+            if first[1] != "initiative" or second[1] != "initiative" or first[0] == second[0]:
+                continue
+            moves = []
+            for j in range(i + 1, len(acts)):
+                if acts[j].split()[1] == "initiative":
+                    break
+                if acts[j].split()[1] == "move":
+                    moves.append(j)
+            sides = [acts[j].split()[0] for j in moves]
+            if len(moves) != 2 or sides != [second[0], first[0]] or "JK" in (first[2], second[2]):
+                continue
+            used = {a.split()[-1] for a in acts if a.startswith(second[0])}
+            other = parse_card(first[2]).initiative_key()
+            lower = next((c for c in ("2C", "2D", "2H", "2S", "3C", "3D") if c not in used
+                          and parse_card(c).initiative_key() < other), None)
+            if lower:
+                return seed, steps, second[0], second[2], lower, moves[1]
+    raise AssertionError("no such round")
+
+
+def test_a_move_after_the_round_seemed_over_makes_the_other_side_the_initiative_winner():
+    """The second drawer's winning card is read likelier as a card that loses (74 %): the game
+    goes on as if the other side had won and passed. When the other side then moves too, with
+    no new initiative card, the round was not over: the winning card is the likeliest that
+    makes it so, still asked, and every move stands in order (session 18, s64)."""
+    seed, steps, side, card, lower, end = _round_won_by_its_second_drawer()
+
+    def edit(frame):
+        _blur_initiative(frame, side, card, [(lower, 0.74), (card, 0.2)])
+
+    tracker = _track(steps[:end + 1], seed, edit)
+    want = truth_events(steps[:end + 1])
+    texts = [e.text for e in tracker.events]
+    assert texts == want, tracker.holding
+    asked = next(e for e in tracker.events if e.text == f"{side} initiative {card}")
+    assert asked.question and any(f"{side} moved first in this round" in f
+                                  for f in asked.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False, blurred_reads=None):
     """A game read perfectly, except the first movement card: from the frame it is laid on,
     every read (or the first `blurred_reads`) is unsure between it and a twin (fresh
