@@ -1702,15 +1702,25 @@ class GameTracker:
     def _question_gives_way(self, card: str, text: str) -> str | None:
         """A card read sure here that the rules refuse because an open question went on with
         it elsewhere: the question takes its next likeliest answer that makes `text` legal
-        (still open). Where the reader named no other, the first the rules allowed there
-        stands in, still asked (s64: black's 2C read as the joker at 76 % and nothing else
-        refused black's last joker, and the game's last rounds with it). Returns the note for
-        the players, or None (nothing changed)."""
+        (still open): one the reader named at CONSISTENT or more, else what the reader is
+        known to take for that card. Where the reader named no other, the first the rules
+        allowed there stands in, still asked (s64: black's 2C read as the joker at 76 % and
+        nothing else refused black's last joker, and the game's last rounds with it). Returns
+        the note for the players, or None (nothing changed)."""
         for q in self.questions:
             if not isinstance(q, _CardQuestion) or q.chosen != card:
                 continue
-            listed = [alt for alt, _p in q.ranked()]
-            for alt in listed + [c for c in q.answers if c not in listed]:
+            ranked = q.ranked()
+            likely = [alt for alt, p in ranked if p >= CONSISTENT]
+            # then what the reader is known to take for this card: its same-colour twin, and
+            # for a jack the joker, whose big "J" over "oker" reads as a jack (s31: the tango
+            # joker on b4 was read JC at 100 %, and when black's JC turned up it gave way to
+            # a 3C listed at 0 %)
+            confused = [card[:-1] + _TWIN_SUIT[card[-1]]] if card != "JK" else []
+            if card.startswith("J") and card != "JK":
+                confused.append("JK")
+            order = likely + confused + [alt for alt, _p in ranked]
+            for alt in dict.fromkeys(order + [c for c in q.answers if c not in order]):
                 if alt == card or not self._choose(q, alt):
                     continue
                 if self._legal(text):

@@ -153,6 +153,23 @@ def _blur_initiative(frame, side, code, candidates) -> bool:
     return True
 
 
+def test_a_joker_read_as_a_jack_gives_way_to_the_joker_when_that_jack_turns_up():
+    """White's joker covering e2 reads as JS at 95 % whenever seen (s31: the tango joker's "J"
+    over "oker"); white's JS is laid later and read sure. The rules refuse JS twice, and
+    white's JC (its twin) turned up before: the joker is what the reader is known to take for
+    a jack, so the question on e2 goes on with it."""
+    seed = 3
+    steps = record_game(seed)
+    assert steps[37][0] == "white move e2-e2 JK" and steps[66][0] == "white move c1-b2 JS"
+    assert any(a.startswith("white") and a.endswith(" JC") for a, _ in steps[:66])
+    tracker = _track(steps[:67], seed,
+                     lambda frame: _blur_card(frame, "e2", "JK", [("JS", 0.95)]))
+    assert [e.text for e in tracker.events] == truth_events(steps[:67]), tracker.holding
+    joker = next(e for e in tracker.events if e.text == "white move e2-e2 JK")
+    assert joker.question and "goes on with JK" in " ".join(
+        f for e in tracker.events for f in e.flags)
+
+
 def _round_won_by_its_second_drawer():
     """A recorded game with a round in which the side that drew second won the initiative and
     both sides moved: the game, that side, its card, a card that would have lost to the other
