@@ -1742,16 +1742,16 @@ class GameTracker:
         movers = {str(seen[k[:-5] + ".unit"]).split("-")[0] for k in diff
                   if k.endswith(".card") and diff[k][1] is not None
                   and isinstance(seen.get(k[:-5] + ".unit"), str)}
-        latest = {}
-        for q in self.questions:  # the round's cards: each pile's latest question
-            if isinstance(q, _CardQuestion) and q.key.startswith("init.") and not q.watched:
-                latest[q.key] = q if q.key not in latest or q.entry > latest[q.key].entry \
-                    else latest[q.key]
         if not movers:
             return False
-        for q in latest.values():
-            if self._engine_card(q.key) != q.chosen:
-                continue  # (an older round's card: the piles moved on)
+        drawn = {}  # each side's initiative card of this round: its journal entry
+        for i, entry in enumerate(self.journal):
+            if entry.split()[1] == "initiative":
+                drawn[entry.split()[0]] = i
+        for q in self.questions:
+            if not (isinstance(q, _CardQuestion) and q.key.startswith("init.")
+                    and not q.watched and drawn.get(_owner(q)) == q.entry):
+                continue  # (a card of an earlier round)
             was = q.chosen
             listed = [alt for alt, _p in q.ranked()]
             for alt in listed + [c for c in q.answers if c not in listed]:
@@ -1761,8 +1761,11 @@ class GameTracker:
                 if not (state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE) \
                         and state.to_move.value in movers:
                     q.event.question = q.describe()
-                    q.event.flags.append(f"{_owner(q)} moved first in this round and "
-                                         f"{state.to_move.value} after: not {was}; check it")
+                    q.event.flags = [f for f in q.event.flags  # (the latest order stands)
+                                     if "moved first in this round" not in f]
+                    q.event.flags.append(f"{state.to_move.other.value} moved first in this "
+                                         f"round and {state.to_move.value} after: not {was}; "
+                                         "check it")
                     return True
             self._choose(q, was)  # no answer would have it so: as it was
         return False
