@@ -226,7 +226,8 @@ class _PlacementQuestion:
         for option in self.options:
             kind_of = dict(zip(self.origins, option, strict=True))
             scores.append(sum(
-                math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n + stray / 6, 1e-3))
+                math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n
+                             + stray / len(UNIT_KINDS), 1e-3))
                 for (o, _c), (sums, n, _t) in self.views.items()))
         return sorted(zip(self.options, _normalised(scores), strict=True), key=lambda ow: -ow[1])
 
@@ -581,7 +582,7 @@ class GameTracker:
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
-        self._unit_since: dict[str, int] = {}  # frame the unit believed on a cell was first
+        self._unit_since: dict[str, int] = {}  # frame a cell's believed unit was believed there
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
         self._go_on_with: str | None = None  # a held card the table has moved on past
@@ -892,7 +893,7 @@ class GameTracker:
                 key = f"init.{ev.side.value}"
                 if key not in diff or seen[key] is None:
                     if not any(k.startswith("init.") for k in diff) \
-                            and self._order_gives_way(diff, seen, frame):
+                            and self._order_gives_way(diff, seen):
                         return True
                     self.holding = f"waiting for {ev.side.value}'s initiative card"
                     return False
@@ -1731,7 +1732,7 @@ class GameTracker:
                 break
         return None
 
-    def _order_gives_way(self, diff: dict, seen: dict, frame: int) -> bool:
+    def _order_gives_way(self, diff: dict, seen: dict) -> bool:
         """A side lays a card under its unit once the round is over, with no new initiative
         card on either pile: the round is not over, so the other side won the initiative and
         moved first, and the turn the engine filled in as passed is still to come (s64:
