@@ -1759,8 +1759,8 @@ class GameTracker:
                 if alt == was or not self._choose(q, alt):
                     continue
                 state = self.state
-                if not (state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE) \
-                        and state.to_move.value in movers:
+                if not state.is_terminal() and state.to_move.value in movers and not (
+                        state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE):
                     q.event.question = q.describe()
                     q.event.flags = [f for f in q.event.flags  # (the latest order stands)
                                      if "moved first in this round" not in f]
