@@ -98,3 +98,46 @@ def test_scan_without_armies_does_not_adapt_on_its_own_guesses(profile, capsys):
                  "--max-frames", "5"]) == 0
     assert json.loads(capsys.readouterr().out)["piece_adaptation"] == \
         "none: the armies were not given"
+
+
+def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
+    """`scan fixtures` scans every committed fixture video (here a stand-in for the scan, which
+    takes minutes per video) and adds the moves up; a video that fails says so and makes the
+    exit code 2."""
+    import argparse
+
+    from scanner.scan_cli import fixtures
+
+    def fake(folder, models):
+        if folder.name.startswith("game-s4-"):
+            return {"fixture": folder.name, "error": "cannot load profile"}
+        n = int(folder.name.split("-")[1][1:])
+        return {"fixture": folder.name, "moves_recovered": n, "moves": 100,
+                "spurious_events": 1, "open_question_events": 2,
+                "open_question_events_likeliest_right": 1, "table_re_reads": 0,
+                "settled_frames_right": 5, "settled_frames": 9,
+                "settled_frames_recorded_right": 8, "cpu_ms_p50": 7.5, "cpu_ms_p95": 12.0}
+
+    args = argparse.Namespace(jobs=2, models=None, json=False)
+    assert fixtures(args, scan=fake) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert "game-s16-paris-tokens: moves 16/100, spurious 1" in out[0]
+    assert any(line.startswith("game-s4-anglo-brutalchess: failed: cannot load profile")
+               for line in out)
+    assert out[-1] == f"all: moves {16 + 31 + 42 + 51 + 64}/500, spurious 5"
+    args.json = True
+    fixtures(args, scan=fake)
+    assert json.loads(capsys.readouterr().out)["totals"]["moves"] == 500
+
+
+def test_a_fixture_whose_scan_fails_reports_the_error(tmp_path):
+    import shutil
+
+    from scanner.scan_cli import _scan_fixture
+
+    folder = tmp_path / "game-broken"
+    folder.mkdir()
+    shutil.copy(VIDEO / "truth.jsonl.gz", folder / "truth.jsonl.gz")
+    (folder / "game.mp4").write_bytes(b"not a video")
+    row = _scan_fixture(folder, None)
+    assert row["fixture"] == "game-broken" and "cannot open video" in row["error"]
