@@ -500,6 +500,15 @@ def _with_kind(text: str, kind_of: dict[str, str]) -> str:
     return " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
 
 
+def _key_laid(text: str) -> str | None:
+    """The card key an action lays its card on: "init.white" or "c2.card" (None: no card)."""
+    w = text.split()
+    if len(w) == 3 and w[1] == "initiative":
+        return f"init.{w[0]}"
+    cell = _lays_on(text)
+    return f"{cell}.card" if cell else None
+
+
 def _card_readings(reading: TableReading) -> dict[str, object]:
     """The CardReading behind every card key of a frame (for the evidence)."""
     out: dict[str, object] = {}
@@ -1250,7 +1259,8 @@ class GameTracker:
                 flags += why
             text = f"{side} move {frm}-{to} {card}"
             try:
-                flags += self._apply_giving_way(text)
+                text, notes = self._apply_giving_way(text)
+                flags += notes
             except RulesError as exc:
                 joker = self._joker_misread(to, text)
                 if joker is None:
@@ -1502,26 +1512,34 @@ class GameTracker:
         card because an open question went on with it elsewhere, the question gives way, as
         for a movement card (session 14: a set-up card read 99.99 % sure was refused for the
         question before it, and the held-out game stalled there for 1,165 frames)."""
-        flags = list(flags or []) + self._apply_giving_way(text)
-        self._record(TableEvent(frame, text, kind, flags))
+        text, notes = self._apply_giving_way(text)
+        self._record(TableEvent(frame, text, kind, list(flags or []) + notes))
         return True
 
-    def _apply_giving_way(self, text: str) -> list[str]:
+    def _apply_giving_way(self, text: str) -> tuple[str, list[str]]:
         """Apply an action that lays a card (its last word). Where the rules refuse it because
-        an open question went on with that card elsewhere, the question takes its next answer
-        and the action is applied; returns the note for the players then (else none). Raises
-        RulesError where that does not help either."""
+        an open question went on with that card elsewhere, the question takes its next answer;
+        where its deck turned that card up before, the one read under a unit is taken as its
+        twin (`_laid_card_is_the_twin`), else the earlier (`_twin_gives_way`). Returns the
+        action applied and the note for the players (none where nothing gave way). Raises
+        RulesError where nothing helps."""
         try:
             self._apply(parse_action(text))
-            return []
+            return text, []
         except RulesError:
             self._pending_question = None
-            moved = self._question_gives_way(text.split()[-1], text) \
-                or self._twin_gives_way(text.split()[-1], text)
+            card = text.split()[-1]
+            moved = self._question_gives_way(card, text)
+            if moved is None:
+                twin = self._laid_card_is_the_twin(card, text)
+                if twin is not None:
+                    text, moved = twin
+                else:
+                    moved = self._twin_gives_way(card, text)
             if moved is None:
                 raise
             self._apply(parse_action(text))
-            return [moved]
+            return text, [moved]
 
     def _record(self, event: TableEvent) -> None:
         """Log an event whose action was just applied; a card it took on trust opens its
@@ -1648,6 +1666,36 @@ class GameTracker:
             return None
         return f"the {misread} under it was read wrong: a joker; check it"
 
+    def _earlier(self, side: str, card: str) -> int | None:
+        """The journal entry where `side`'s deck last turned up `card`."""
+        return next((i for i in range(len(self.journal) - 1, -1, -1)
+                     if self.journal[i].split()[0] == side
+                     and self.journal[i].split()[-1] == card), None)
+
+    def _laid_card_is_the_twin(self, card: str, text: str) -> tuple[str, str] | None:
+        """A movement card that the rules refuse because its deck turned it up before on a
+        set-up card or an initiative pile: the earlier card was read bare, this one under the
+        unit that moved onto it (a piece hides part of a card), so this read is the reader's
+        usual confusion and the card laid is its twin of the same rank and colour, where the
+        rules take it (s64: white's 3S initiative card, read bare, was taken for a 3C when a
+        3C laid under a king read as 3S, and both events came out wrong). Returns the action
+        and the note, or None."""
+        if card == "JK" or text.split()[1] != "move":
+            return None
+        entry = self._earlier(text.split()[0], card)
+        if entry is None or self.journal[entry].split()[1] not in ("initiative", "setup"):
+            return None
+        twin_card = card[:-1] + _TWIN_SUIT[card[-1]]
+        twin = _with_card(text, twin_card)
+        if not self._legal(twin):
+            return None
+        key = _key_laid(text)
+        self.beliefs[key].value = twin_card  # (while its pixels stay, the read is that misread)
+        self._agreed_at[key] = self._changes.get(key, 0)
+        self._misread_as[key] = (twin_card, {card})
+        return twin, (f"read as {card} under its unit, but this deck's {card} was seen bare "
+                      f"before: taken as {twin_card}; check it")
+
     def _twin_gives_way(self, card: str, text: str) -> str | None:
         """A card that the rules refuse because its deck already turned it up, where that
         earlier card is out of sight now (an initiative card covered since, a card under
@@ -1660,9 +1708,7 @@ class GameTracker:
             return None
         twin = card[:-1] + _TWIN_SUIT[card[-1]]
         side = text.split()[0]
-        entry = next((i for i in range(len(self.journal) - 1, -1, -1)
-                      if self.journal[i].split()[0] == side
-                      and self.journal[i].split()[-1] == card), None)
+        entry = self._earlier(side, card)
         if entry is None:
             return None
         verb = self.journal[entry].split()[1]

@@ -798,7 +798,8 @@ def test_a_new_initiative_card_on_a_pile_in_question_is_not_a_look_at_the_old_on
 def _twin_read_run(seed):
     """A game read perfectly, except one initiative card X read sure as its twin Y (same rank,
     same colour: a club taken for a spade) for as long as it shows; the same side turns up
-    the real Y later."""
+    the real Y later, bare (on its initiative pile or as a set-up card: a movement card read
+    under its unit gives way itself, `test_a_movement_card_read_under_its_unit_as_...`)."""
     twin_suit = {"C": "S", "S": "C", "D": "H", "H": "D"}
     steps = record_game(seed)
     acts = [a for a, _pos in steps]
@@ -808,7 +809,7 @@ def _twin_read_run(seed):
             continue
         twin = card[:-1] + twin_suit[card[-1]]
         shown = [a for a in acts if a.split()[0] == side and a.split()[-1] == twin
-                 and a.split()[1] in ("initiative", "move", "setup")]
+                 and a.split()[1] in ("initiative", "setup")]
         if any(a in acts[:i] for a in shown):
             continue
         later = shown[0] if shown else None
@@ -834,6 +835,33 @@ def test_a_card_its_deck_turns_up_twice_was_its_twin_the_first_time(seed):
     event = tracker.events[texts.index(first)]
     assert any(f"read as {twin}" in f for f in event.flags), event.flags
     assert any("read wrong" in f for f in tracker.events[texts.index(later)].flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed,first,later", [(1, 89, 122), (2, 17, 55)])
+def test_a_movement_card_read_under_its_unit_as_a_card_seen_bare_before_is_its_twin(
+        seed, first, later):
+    """White's 8S initiative card is read bare; its 8C, laid later, reads as 8S under the unit
+    that moved onto it, for as long as it shows. The rules refuse a second 8S: a piece hides
+    part of a card, so the read under it is the misread and the card laid is the twin (s64:
+    white's 3S initiative card was taken for a 3C instead, and both events came out wrong)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    drawn, laid = steps[first][0].split()[-1], steps[later][0].split()[-1]
+    cell = steps[later][0].split()[2].split("-")[1]
+    assert laid[:-1] == drawn[:-1] and laid != drawn and " initiative " in steps[first][0]
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
+            c.card = CardReading(card=drawn, confidence=0.99)
+
+    tracker = _track(steps[:later + 1], seed, edit)
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps[:later + 1]), tracker.holding
+    event = tracker.events[texts.index(steps[later][0])]
+    assert any(f"read as {drawn} under its unit" in f for f in event.flags)
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
