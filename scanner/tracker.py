@@ -617,6 +617,9 @@ class GameTracker:
         # then); and the engine before the first unit was placed (`_watch_placement`)
         self._placements: dict[Side, list[tuple[str, TableEvent, int, dict]]] = {}
         self._before_placing: _Snapshot | None = None
+        # per cell key: a card read sure, bare, where the engine has another card of its
+        # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
+        self._seen_bare: dict[str, tuple[str, int]] = {}
 
     # ----------------------------------------------------------------- frames
 
@@ -636,6 +639,7 @@ class GameTracker:
             self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
         self._known_misreads(values, believed, cards_now)
+        self._bare_looks(values, cards_now)
         self._news_over_a_joker(values, believed, cards_now)
         # (an awaited pile whose pixels changed holds a new card: its reads speak of that one)
         live = [q for q in self.questions if isinstance(q, _CardQuestion) and not q.watched
@@ -1404,6 +1408,50 @@ class GameTracker:
             if (values.get(key) in looks or leaning) \
                     and values.get(unit) in (believed.get(unit), _UNSURE):
                 values[key] = code
+
+    def _bare_looks(self, values: dict, cards_now: dict) -> None:
+        """A movement card is read with the unit that moved onto it standing on it (a piece
+        hides part of a card). Where the reader named it sure then, and now, with no unit on
+        it, names another card of its colour sure for SETTLE_FRAMES frames in a row, the bare
+        look is the better one: the move is rewritten to that card and flagged, where the rules
+        take it (s42: a 6H under a white rook read as 4H at 99.9 %, and bare as 6H at 99.98 %
+        once the rook had left; a card of the same colour can't be a new one laid on it)."""
+        for key, read in cards_now.items():
+            if key.startswith("init.") or getattr(read, "card", None) in (None, UNREAD):
+                self._seen_bare.pop(key, None)
+                continue
+            cell, engine = key[:-5], self._engine_card(key)
+            if read.card == engine or engine is None or not _may_be_same(read.card, engine) \
+                    or values.get(f"{cell}.unit") is not None \
+                    or parse_cell(cell) in self.state.units:
+                self._seen_bare.pop(key, None)
+                continue
+            code, n = self._seen_bare.get(key, (read.card, 0))
+            n = n + 1 if code == read.card else 1
+            self._seen_bare[key] = (read.card, n)
+            if n < self.settle_frames:
+                continue
+            self._seen_bare.pop(key, None)
+            entry = next((i for i in range(len(self.journal) - 1, -1, -1)
+                          if _lays_on(self.journal[i]) == cell), None)
+            if entry is None or self.journal[entry].split()[1] != "move" \
+                    or self.journal[entry].split()[-1] != engine:
+                continue
+            why = f"read as {engine} under its unit, and as {read.card} once bare: taken as " \
+                "that; check it"
+            question = next((q for q in self.questions if isinstance(q, _CardQuestion)
+                             and q.entry == entry), None)
+            if question is not None:  # an open one weighs its bare looks itself
+                if question.watched and self._settle(question, read.card, why):
+                    self.beliefs[key].value = values[key] = read.card
+                continue
+            old = self.journal[entry]
+            if self._rewrite(self._start, {entry: _with_card(old, read.card)}):
+                event = next((e for e in reversed(self.events) if e.text == old), None)
+                if event is not None:
+                    event.text = _with_card(old, read.card)
+                    event.flags.append(why)
+                self.beliefs[key].value = values[key] = read.card
 
     def _news_over_a_joker(self, values: dict, believed: dict, cards_now: dict) -> None:
         """A card read sure in the colour of the card believed under it is that card misread

@@ -865,6 +865,38 @@ def test_a_movement_card_read_under_its_unit_as_a_card_seen_bare_before_is_its_t
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed,laid,left", [(4, 27, 42), (7, 61, 118)])
+@pytest.mark.parametrize("under", ["sure", "on the rules' word"])
+def test_a_card_read_under_its_unit_is_read_again_once_bare(seed, laid, left, under):
+    """A movement card is read as its twin while its unit stands on it: sure, or likeliest
+    (93 %) and taken on the rules' word. Once the unit has left, the card reads right for
+    several frames: the move is rewritten to it and flagged (session 18, s42: a 6H under a
+    rook read as 4H at 99.9 %, as 6H at 99.98 % once bare)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    words = steps[laid][0].split()
+    cell, card = words[2].split("-")[1], words[3]
+    twin = card[:-1] + {"C": "S", "S": "C", "D": "H", "H": "D"}[card[-1]]
+    assert steps[left][0].split()[2].startswith(cell + "-")
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is None or c.card is None or c.card.card != card or frame.occluded \
+                or c.piece is None or c.piece.piece in (None, "empty"):
+            return  # (bare: read right)
+        c.card = CardReading(card=twin, confidence=0.99) if under == "sure" else \
+            CardReading(card=None, confidence=0.93, candidates=[(twin, 0.93), (card, 0.07)])
+
+    tracker = _track(steps[:left + 12], seed, edit)
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps[:left + 12]), tracker.holding
+    event = tracker.events[texts.index(steps[laid][0])]
+    assert any(f"read as {twin} under its unit, and as {card} once bare" in f
+               for f in event.flags), event.flags
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(seed):
     """One of white's movement cards Y reads unsure as X alone (76 %) for as long as it
