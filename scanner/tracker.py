@@ -1435,7 +1435,8 @@ class GameTracker:
             entry = next((i for i in range(len(self.journal) - 1, -1, -1)
                           if _lays_on(self.journal[i]) == cell), None)
             if entry is None or self.journal[entry].split()[1] != "move" \
-                    or self.journal[entry].split()[-1] != engine:
+                    or self.journal[entry].split()[-1] != engine \
+                    or not self._left_as_recorded(cell, self.journal[entry]):
                 continue
             why = f"read as {engine} under its unit, and as {read.card} once bare: taken as " \
                 "that; check it"
@@ -1452,6 +1453,21 @@ class GameTracker:
                     event.text = _with_card(old, read.card)
                     event.flags.append(why)
                 self.beliefs[key].value = values[key] = read.card
+
+    def _left_as_recorded(self, cell: str, laid: str) -> bool:
+        """The cell was last seen going empty when the game recorded its unit leaving (moving
+        on or taken off), after the move that laid its card: no unit the game does not know
+        of stood there since (a missed move's card misread in the colour of the card it
+        covered would otherwise pass for that card read better)."""
+        laid_at = next((i for i in range(len(self.events) - 1, -1, -1)
+                        if self.events[i].text == laid), None)
+        if laid_at is None:
+            return False
+        left = next((e.frame for e in reversed(self.events[laid_at + 1:])
+                     if (e.kind == "move" and e.text.split()[2].startswith(cell + "-")
+                         and not e.text.split()[2].endswith("-" + cell))
+                     or (e.kind == "removed" and e.text.split()[-1] == cell)), None)
+        return left is not None and self._gone_since.get(cell, left + 1) <= left
 
     def _news_over_a_joker(self, values: dict, believed: dict, cards_now: dict) -> None:
         """A card read sure in the colour of the card believed under it is that card misread
