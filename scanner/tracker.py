@@ -620,6 +620,7 @@ class GameTracker:
         # per cell key: a card read sure, bare, where the engine has another card of its
         # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
         self._seen_bare: dict[str, tuple[str, int]] = {}
+        self._bare_tried: set[tuple[str, str]] = set()  # (journal entry, bare card) refused
 
     # ----------------------------------------------------------------- frames
 
@@ -1436,8 +1437,10 @@ class GameTracker:
                           if _lays_on(self.journal[i]) == cell), None)
             if entry is None or self.journal[entry].split()[1] != "move" \
                     or self.journal[entry].split()[-1] != engine \
+                    or (self.journal[entry], read.card) in self._bare_tried \
                     or not self._left_as_recorded(cell, self.journal[entry]):
                 continue
+            self._bare_tried.add((self.journal[entry], read.card))  # (once: a replay each)
             why = f"read as {engine} under its unit, and as {read.card} once bare: taken as " \
                 "that; check it"
             question = next((q for q in self.questions if isinstance(q, _CardQuestion)
