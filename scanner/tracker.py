@@ -458,6 +458,12 @@ def _with_card(text: str, code: str) -> str:
 
 
 _TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}  # same colour, told apart by shape
+
+
+def _twin(code: str) -> str:
+    """The card of the same rank and colour in the other suit: the reader's usual confusion."""
+    return code[:-1] + _TWIN_SUIT[code[-1]]
+
 # what the engine is told of a phase the camera can't see, to close the turn in progress: no
 # attack entered, hand kept, pre-turn draw declined, no move
 _UNSEEN_CLOSE = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",
@@ -498,15 +504,6 @@ def _with_kind(text: str, kind_of: dict[str, str]) -> str:
     """A placement ("white place pawn a1") with the kind `kind_of` gives its cell."""
     w = text.split()
     return " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
-
-
-def _key_laid(text: str) -> str | None:
-    """The card key an action lays its card on: "init.white" or "c2.card" (None: no card)."""
-    w = text.split()
-    if len(w) == 3 and w[1] == "initiative":
-        return f"init.{w[0]}"
-    cell = _lays_on(text)
-    return f"{cell}.card" if cell else None
 
 
 def _card_readings(reading: TableReading) -> dict[str, object]:
@@ -1433,8 +1430,7 @@ class GameTracker:
             if n < self.settle_frames:
                 continue
             self._seen_bare.pop(key, None)
-            entry = next((i for i in range(len(self.journal) - 1, -1, -1)
-                          if _lays_on(self.journal[i]) == cell), None)
+            entry = self._last_laid_on(cell)
             if entry is None or self.journal[entry].split()[1] != "move" \
                     or self.journal[entry].split()[-1] != engine \
                     or (self.journal[entry], read.card) in self._bare_tried \
@@ -1449,12 +1445,7 @@ class GameTracker:
                 if question.watched and self._settle(question, read.card, why):
                     self.beliefs[key].value = values[key] = read.card
                 continue
-            old = self.journal[entry]
-            if self._rewrite(self._start, {entry: _with_card(old, read.card)}):
-                event = next((e for e in reversed(self.events) if e.text == old), None)
-                if event is not None:
-                    event.text = _with_card(old, read.card)
-                    event.flags.append(why)
+            if self._rewrite_card(entry, read.card, None, why):
                 self.beliefs[key].value = values[key] = read.card
 
     def _left_as_recorded(self, cell: str, laid: str) -> bool:
@@ -1503,8 +1494,7 @@ class GameTracker:
         top = self.state.top(parse_cell(cell))
         if top is None or top.card.is_joker:
             return None
-        entry = next((i for i in range(len(self.journal) - 1, -1, -1)
-                      if _lays_on(self.journal[i]) == cell), None)
+        entry = self._last_laid_on(cell)
         if entry is None or self.journal[entry].split()[-1] != top.card.code \
                 or self.journal[entry].split()[1] != "move":
             return None
@@ -1733,6 +1723,11 @@ class GameTracker:
             return None
         return f"the {misread} under it was read wrong: a joker; check it"
 
+    def _last_laid_on(self, cell: str) -> int | None:
+        """The journal entry that laid the card now on top of `cell`."""
+        return next((i for i in range(len(self.journal) - 1, -1, -1)
+                     if _lays_on(self.journal[i]) == cell), None)
+
     def _earlier(self, side: str, card: str) -> int | None:
         """The journal entry where `side`'s deck last turned up `card`."""
         return next((i for i in range(len(self.journal) - 1, -1, -1)
@@ -1752,11 +1747,11 @@ class GameTracker:
         entry = self._earlier(text.split()[0], card)
         if entry is None or self.journal[entry].split()[1] not in ("initiative", "setup"):
             return None
-        twin_card = card[:-1] + _TWIN_SUIT[card[-1]]
+        twin_card = _twin(card)
         twin = _with_card(text, twin_card)
         if not self._legal(twin):
             return None
-        key = _key_laid(text)
+        key = f"{_lays_on(text)}.card"
         self.beliefs[key].value = twin_card  # (while its pixels stay, the read is that misread)
         self._agreed_at[key] = self._changes.get(key, 0)
         self._misread_as[key] = (twin_card, {card})
@@ -1773,7 +1768,7 @@ class GameTracker:
         from there). Returns the note for this action, or None (nothing changed)."""
         if card == "JK":
             return None
-        twin = card[:-1] + _TWIN_SUIT[card[-1]]
+        twin = _twin(card)
         side = text.split()[0]
         entry = self._earlier(side, card)
         if entry is None:
@@ -1787,10 +1782,10 @@ class GameTracker:
             return None
         return f"the earlier {card} of this deck was read wrong: {twin}; check it"
 
-    def _rewrite_card(self, entry: int, code: str, text: str, why: str) -> bool:
+    def _rewrite_card(self, entry: int, code: str, text: str | None, why: str) -> bool:
         """Rewrite the card of journal `entry` (an open question's answer, or an event taken
-        as seen, then flagged with `why`) where the rules then take `text`; else nothing
-        changes."""
+        as seen, then flagged with `why`) where the rules then take `text` (None: no action
+        waits on it); else nothing changes."""
         old = self.journal[entry]
         question = next((q for q in self.questions if isinstance(q, _CardQuestion)
                          and q.entry == entry), None)
@@ -1798,13 +1793,13 @@ class GameTracker:
             before = question.chosen
             if not self._choose(question, code):
                 return False
-            if not self._legal(text):
+            if text is not None and not self._legal(text):
                 self._choose(question, before)
                 return False
             return True
         if not self._rewrite(self._start, {entry: _with_card(old, code)}):
             return False
-        if not self._legal(text):
+        if text is not None and not self._legal(text):
             self._rewrite(self._start, {entry: old})
             return False
         event = next((e for e in reversed(self.events) if e.text == old), None)
@@ -1830,7 +1825,7 @@ class GameTracker:
             # for a jack the joker, whose big "J" over "oker" reads as a jack (s31: the tango
             # joker on b4 was read JC at 100 %, and when black's JC turned up it gave way to
             # a 3C listed at 0 %)
-            confused = [card[:-1] + _TWIN_SUIT[card[-1]]] if card != "JK" else []
+            confused = [_twin(card)] if card != "JK" else []
             if card.startswith("J") and card != "JK":
                 confused.append("JK")
             order = likely + confused + [alt for alt, _p in ranked]
