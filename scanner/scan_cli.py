@@ -85,10 +85,7 @@ def bench(args: argparse.Namespace) -> int:
     clicked = np.rint(exact.board_to_image(np.asarray(BOARD_CORNERS_XY, float)))
     register_from_corners(clicked, (w, h)).save(out / "profile.json")
     if not args.armies:  # the new-game form names them; the fixture's truth knows them
-        from .evaluate import read_truth
-
-        armies = next(read_truth(out / "truth.jsonl.gz"))["position"]["armies"]
-        args.armies = [",".join(armies["white"]), ",".join(armies["black"])]
+        args.armies = _truth_armies(out / "truth.jsonl.gz")
     args.source = str(out / "game.mp4")
     args.profile = str(out / "profile.json")
     args.truth = str(out / "truth.jsonl.gz")
@@ -128,17 +125,22 @@ def _armies(args) -> dict[Side, list[str]] | None:
             for side, text in zip(Side, args.armies, strict=True)}
 
 
+def _truth_armies(truth: Path) -> list[str]:
+    """The armies a fixture's truth starts with, as `--armies` takes them."""
+    from .evaluate import read_truth
+
+    armies = next(read_truth(truth))["position"]["armies"]
+    return [",".join(armies["white"]), ",".join(armies["black"])]
+
+
 def _scan_fixture(folder: Path, models: str | None) -> dict:
     """One fixture video scanned in its own process (onnxruntime and OpenCV each on one core)
     against its truth, with its profile and armies: the comparison, or the error."""
-    import gzip
     import subprocess
 
-    with gzip.open(folder / "truth.jsonl.gz", "rt") as f:
-        armies = json.loads(f.readline())["position"]["armies"]
     cmd = [sys.executable, "-m", "webui.cli", "scan", str(folder / "game.mp4"),
            "--profile", str(folder / "profile.json"), "--truth", str(folder / "truth.jsonl.gz"),
-           "--armies", ",".join(armies["white"]), ",".join(armies["black"]), "--json"]
+           "--armies", *_truth_armies(folder / "truth.jsonl.gz"), "--json"]
     if models:
         cmd += ["--models", models]
     done = subprocess.run(cmd, capture_output=True, text=True,
