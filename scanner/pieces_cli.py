@@ -34,7 +34,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                    help="held-out scenes to render (3 tables each; 0 skips)")
     b.add_argument("--real", type=Path, default=None,
                    help="real-photo set with YOLO piece boxes (default "
-                        "/work/shared/data/real-pieces-dev; 'none' skips)")
+                        "../shared/data/real-pieces-dev; 'none' skips); measured on the half "
+                        "of its source photos that training never uses")
     b.add_argument("--shots", type=int, default=10, help="crops per class to adapt from")
     b.add_argument("--cache", type=Path, default=Path("data/pieces"),
                    help="where rendered held-out crops are kept")

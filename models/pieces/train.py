@@ -178,6 +178,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="extra empty crops with card-like marks drawn on them (data.py)")
     ap.add_argument("--distractor-scale", type=float, default=1.0,
                     help="size of the distractors' marks (1: 1-3 cm)")
+    ap.add_argument("--real", type=Path, default=None,
+                    help="a real-photo set (real-pieces-dev layout): its training half of the "
+                         "source photos joins the data (evaluate.fit_source; the bench measures "
+                         "the other half)")
+    ap.add_argument("--real-repeat", type=int, default=1,
+                    help="how many times each real crop is put in the training set")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
@@ -241,6 +247,21 @@ def run(args) -> int:
         D = flat_distractors(tr.X[tr.y == 0], n, seed=args.seed, scale=args.distractor_scale)
         tr = CropSet.concat([tr, CropSet(D, np.zeros(n, np.int64), np.array(["distractor"] * n),
                                          np.full(n, -1, np.int64), np.zeros(n, np.float32))])
+    if args.real is not None:
+        from .data import CropSet
+        from .evaluate import fit_source, real_crops
+
+        if not (args.real / "labels").is_dir():
+            print(f"error: --real {args.real}: no labels/ folder", file=sys.stderr)
+            return 2
+        X, y, src = real_crops(args.real)
+        fit = np.array([fit_source(s) for s in src], bool)
+        n = int(fit.sum())
+        print(f"real crops: {n} of {len(y)} from {len(set(src[fit].tolist()))} of "
+              f"{len(set(src.tolist()))} source photos, each {args.real_repeat} times")
+        real = CropSet(X[fit], y[fit], np.array(["real"] * n), np.full(n, -1, np.int64),
+                       np.full(n, np.nan, np.float32))
+        tr = CropSet.concat([tr] + [real] * args.real_repeat)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
     export(net, args.out)
