@@ -1087,6 +1087,38 @@ def test_placed_units_leave_out_a_side_whose_placement_is_in_question():
     assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
 
+
+def test_placed_units_leave_out_a_side_whose_watched_placement_its_views_now_doubt():
+    """A placement taken sure is watched; where its units' later views make another
+    assignment a real rival (two units each read as the other's kind), the classifier must not
+    learn the set from it. With a piece model fine-tuned in session 19, s64's black c5 was
+    placed a king before a5 stood, a5 read a king too, and adapting from that swap cost 24
+    moves."""
+    from scanner.tracker import _PlacementQuestion
+
+    steps = record_game(3)
+    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:first_round], _empty(steps), seed=3):
+        tracker.update(frame)
+    want = {a.split()[3]: f"{a.split()[0]}-{a.split()[2]}" for a, _ in steps[:first_round]
+            if a.split()[1] == "place"}
+    assert tracker.placed_units() == want
+    q = next(q for q in tracker.questions
+             if isinstance(q, _PlacementQuestion) and q.side is Side.WHITE)
+    assert q.watched and q.backed()
+    kind_of = dict(zip(q.origins, q.chosen, strict=True))
+    c1 = q.origins[0]
+    c2 = next(c for c in q.origins if kind_of[c] != kind_of[c1])
+    k1, k2 = kind_of[c1], kind_of[c2]
+    q.add_view(c1, "a cell it moved to", {k1: 0.6, k2: 0.4})  # a little doubt: still backed
+    assert q.backed() and tracker.placed_units() == want
+    for look in range(3):  # then each seen firmly as the other's kind
+        q.add_view(c1, f"cell {look}", {k2: 0.95, k1: 0.05})
+        q.add_view(c2, f"cell {look}", {k1: 0.95, k2: 0.05})
+    assert not q.backed()
+    assert tracker.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
+
 def _stale_source_run(seed, two_candidates, as_kind=None):
     """A game read perfectly except that, after one unit's move, its old cell keeps reading as
     a piece of its side at 75 % (a face card's picture taken for a piece) until a card is
