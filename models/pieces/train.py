@@ -70,22 +70,31 @@ def _augment(x, gen):
 
 
 def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128,
-          lr: float = 3e-3, init: Path | None = None, log=print):
+          lr: float = 3e-3, init: Path | None = None, log=print,
+          teacher: Path | None = None, taught: np.ndarray | None = None):
+    """`teacher` (an exported model) with `taught` (a mask over X): those examples are learnt
+    from the teacher's answers on the same augmented crop (its class probabilities and its
+    embedding) instead of their labels, so the new model keeps the teacher's behaviour there
+    (learning without forgetting) while it learns the other examples from their labels."""
     import torch
     from torch.nn import functional as F
 
     from scanner.piece_classifier import CLASSES
 
-    from .net import PieceNet
+    from .net import PieceNet, from_onnx
 
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     if init is not None:
-        from .net import from_onnx
-
         net = from_onnx(init, len(CLASSES))
     else:
         net = PieceNet(len(CLASSES))
+    teach = None
+    if teacher is not None:
+        teach = from_onnx(teacher, len(CLASSES)).eval()
+        for prm in teach.parameters():
+            prm.requires_grad_(False)
+        taught_t = torch.from_numpy(np.asarray(taught, bool))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * ((len(X) + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
@@ -105,8 +114,21 @@ def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128
             b = idx[i:i + batch]
             xb = Xt[b].permute(0, 3, 1, 2).float() / 255
             xb = _augment(xb, gen)
-            logits = net(xb)[0]
-            loss = F.cross_entropy(logits, yt[b], label_smoothing=0.05)
+            logits, emb, _, feats = net(xb)
+            if teach is None:
+                loss = F.cross_entropy(logits, yt[b], label_smoothing=0.05)
+            else:
+                m = taught_t[b]
+                with torch.no_grad():
+                    t_logits, t_emb, _, t_feats = teach(xb[m])
+                ce = F.cross_entropy(logits[~m], yt[b][~m], label_smoothing=0.05,
+                                     reduction="sum") if (~m).any() else logits.sum() * 0
+                kl = F.kl_div(F.log_softmax(logits[m], 1), F.softmax(t_logits, 1),
+                              reduction="sum")
+                # the embedding and pooled features too: adapting to a set reads them
+                cos = (1 - (emb[m] * t_emb).sum(1)).sum() + (1 - F.cosine_similarity(
+                    feats[m], t_feats, dim=1)).sum()
+                loss = (ce + kl + cos) / len(b)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -184,6 +206,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          "the other half)")
     ap.add_argument("--real-repeat", type=int, default=1,
                     help="how many times each real crop is put in the training set")
+    ap.add_argument("--teacher", type=Path, default=None,
+                    help="an exported model whose answers the rendered crops are learnt from "
+                         "(the real crops still from their labels): keeps its behaviour on "
+                         "renders while learning real photos")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
@@ -263,7 +289,11 @@ def run(args) -> int:
                        np.full(n, np.nan, np.float32))
         tr = CropSet.concat([tr] + [real] * args.real_repeat)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
-    net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init)
+    if args.teacher is not None and not args.teacher.is_file():
+        print(f"error: --teacher {args.teacher}: no such model", file=sys.stderr)
+        return 2
+    net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init,
+                teacher=args.teacher, taught=tr.piece_set != "real")
     export(net, args.out)
     size = args.out.stat().st_size
     print(f"wrote {args.out} ({size / 1e6:.2f} MB)")
