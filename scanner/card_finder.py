@@ -117,20 +117,33 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
         quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
     # outlines: a card on a white table is no brighter than it, but its edge still shows
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+    n_mask = len(quads)
+    outline = None
     for lo in EDGE_LOW:
         edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo)
         edges = cv2.dilate(edges, kernel)
+        outline = edges if outline is None else cv2.max(outline, edges)
         quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
     scored = []
     if quads:
         qs = np.array(quads, np.float32)
+        # a card on a table of its own white shows no step at its rim, but its outline does:
+        # an outline's quad traced all round by edges, and white inside, is a card (the
+        # quads are outer contours of the dilated outline: a little slack)
+        traced = np.zeros(len(qs), bool)
+        if len(qs) > n_mask:
+            near = cv2.dilate(outline, np.ones((5, 5), np.uint8))
+            traced[n_mask:] = (outline_coverage(near, qs[n_mask:]) >= MIN_TRACED) \
+                & (inner_whiteness(g, qs[n_mask:]) >= MIN_INNER_WHITE)
         contrast = card_contrasts(g, qs)
-        low = np.flatnonzero(contrast < MIN_CONTRAST)
+        low = np.flatnonzero((contrast < MIN_CONTRAST) & ~traced)
         if len(low):
             snapped, ok = snap_to_edges(g, qs[low])
             qs[low[ok]] = snapped[ok]
             contrast[low[ok]] = card_contrasts(g, snapped[ok])
-        scored = [(float(c), q) for c, q in zip(contrast, qs, strict=True) if c >= MIN_CONTRAST]
+        scored = [(float(max(c, MIN_CONTRAST if t else c)), q)
+                  for c, t, q in zip(contrast, traced, qs, strict=True)
+                  if c >= MIN_CONTRAST or t]
     kept = _dedupe(scored)
     if kept:
         # cards in one view are of a size; far smaller quads are pips and index marks
@@ -140,6 +153,31 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
 
 
 MIN_CONTRAST = 8.0
+MIN_TRACED = 0.9  # of an outline's quad's side samples on an edge, its weakest side
+MIN_INNER_WHITE = 120  # median whiteness just inside an outline's quad: a card's margin
+
+
+def outline_coverage(edges: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """For N quads, the share of points along each side that lie on an edge pixel (a dilated
+    Canny map), the weakest side's."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    h, w = edges.shape[:2]
+    p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
+    pts = np.rint(p0 + _T[None, None, :, None] * (p1 - p0)).astype(np.int32)  # N x 4 x 12 x 2
+    pts = np.clip(pts, 0, [w - 1, h - 1])
+    on = edges[pts[..., 1], pts[..., 0]] > 0
+    return on.mean(2).min(1)
+
+
+def inner_whiteness(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """Median whiteness of N quads' rims just inside their edges (a card's white margin)."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    h, w = g.shape[:2]
+    c = q.mean(1)[:, None, None]
+    p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
+    pts = p0 + _T[None, None, :, None] * (p1 - p0)
+    ii = np.clip(np.rint(c + (pts - c) * 0.92).astype(np.int32), 0, [w - 1, h - 1])
+    return np.median(g[ii[..., 1], ii[..., 0]].reshape(len(q), -1), axis=1)
 
 
 _T = (np.arange(12) + 0.5) / 12 * 0.8 + 0.1  # along each side, clear of the rounded corners
