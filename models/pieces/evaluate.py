@@ -3,23 +3,16 @@ real photographs (one crop per labelled box, grouped by source photo)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from models.real_photos import fit_source, source_of
 from scanner.piece_classifier import CLASSES, UNSURE_CLASS, PieceClassifier
 from scanner.piece_crops import frame_single
 
 REAL_PIECES = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-pieces-dev"
-
-
-def fit_source(name: str) -> bool:
-    """Whether a real photo's source may be trained on: half the sources, by a stable hash of
-    the source's name (its 3 augmented copies go together). The other half is only measured,
-    so a figure on it is on photos the model never saw, though of the same set and board."""
-    return hashlib.sha1(name.encode()).digest()[0] % 2 == 0
 
 
 def _pred_classes(clf: PieceClassifier, probs: np.ndarray) -> np.ndarray:
@@ -91,7 +84,7 @@ def real_crops(root: Path = REAL_PIECES) -> tuple[np.ndarray, np.ndarray, np.nda
         if img is None:
             continue
         h, w = img.shape[:2]
-        source = img_path.name.split("_jpg")[0]
+        source = source_of(img_path.name)
         for line in lab.read_text().split("\n"):
             parts = line.split()
             if len(parts) != 5:

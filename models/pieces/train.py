@@ -202,8 +202,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="size of the distractors' marks (1: 1-3 cm)")
     ap.add_argument("--real", type=Path, default=None,
                     help="a real-photo set (real-pieces-dev layout): its training half of the "
-                         "source photos joins the data (evaluate.fit_source; the bench measures "
-                         "the other half)")
+                         "source photos joins the data (models.real_photos.fit_source; the "
+                         "bench measures the other half)")
     ap.add_argument("--real-repeat", type=int, default=1,
                     help="how many times each real crop is put in the training set")
     ap.add_argument("--teacher", type=Path, default=None,
