@@ -1074,18 +1074,24 @@ def test_placed_units_leave_out_a_side_whose_placement_is_in_question():
     look)."""
     from scanner.tracker import _PlacementQuestion
 
-    steps = record_game(3)
-    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
-    sure = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps[:first_round], _empty(steps), seed=3):
-        sure.update(frame)
-    want = {a.split()[3]: f"{a.split()[0]}-{a.split()[2]}" for a, _ in steps[:first_round]
-            if a.split()[1] == "place"}
+    steps, first_round, sure, want = _set_up_read_right()
     assert sure.placed_units() == want and len(want) == 8
     unsure, *_ = _set_up_leaning_the_wrong_way(steps, first_round)
     assert any(isinstance(q, _PlacementQuestion) for q in unsure.questions)
     assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
+
+def _set_up_read_right(seed: int = 3) -> tuple[list, int, GameTracker, dict[str, str]]:
+    """A recorded game's set-up read perfectly: (steps, the first round's step, the tracker
+    after the set-up, cell -> the unit placed there)."""
+    steps = record_game(seed)
+    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:first_round], _empty(steps), seed=seed):
+        tracker.update(frame)
+    want = {a.split()[3]: f"{a.split()[0]}-{a.split()[2]}" for a, _ in steps[:first_round]
+            if a.split()[1] == "place"}
+    return steps, first_round, tracker, want
 
 
 def test_placed_units_leave_out_a_side_whose_watched_placement_its_views_now_doubt():
@@ -1096,13 +1102,7 @@ def test_placed_units_leave_out_a_side_whose_watched_placement_its_views_now_dou
     moves."""
     from scanner.tracker import _PlacementQuestion
 
-    steps = record_game(3)
-    first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps[:first_round], _empty(steps), seed=3):
-        tracker.update(frame)
-    want = {a.split()[3]: f"{a.split()[0]}-{a.split()[2]}" for a, _ in steps[:first_round]
-            if a.split()[1] == "place"}
+    _, _, tracker, want = _set_up_read_right()
     assert tracker.placed_units() == want
     q = next(q for q in tracker.questions
              if isinstance(q, _PlacementQuestion) and q.side is Side.WHITE)
