@@ -152,6 +152,16 @@ def _scan_fixture(folder: Path, models: str | None) -> dict:
                                        if k not in ("events", "position", "open_questions")}}
 
 
+def _adaptation_said(note: str | None) -> str:
+    """The piece adaptation of a fixture's scan, short, for its line (the whole chain's
+    figures hang on whether and when the classifier learnt the set)."""
+    if not note:
+        return ""
+    if note.startswith("at frame "):
+        return f"; the set learnt at frame {note.split()[2]}"
+    return f"; the set not learnt ({note.removeprefix('none: ')})"
+
+
 def fixtures(args: argparse.Namespace, scan=_scan_fixture) -> int:
     """Every committed fixture video against its truth, `--jobs` at a time: the table the
     README's whole-chain row quotes, and the totals."""
@@ -179,7 +189,7 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture) -> int:
                   f"{r['table_re_reads']}, settled frames fully right "
                   f"{r['settled_frames_right']}/{r['settled_frames']} (game's record "
                   f"{r['settled_frames_recorded_right']}), CPU p50 {r['cpu_ms_p50']} ms, "
-                  f"p95 {r['cpu_ms_p95']} ms")
+                  f"p95 {r['cpu_ms_p95']} ms{_adaptation_said(r.get('piece_adaptation'))}")
         print(f"all: moves {totals['moves_recovered']}/{totals['moves']}, spurious "
               f"{totals['spurious_events']}")
     return 0 if len(good) == len(rows) else 2

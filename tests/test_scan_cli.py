@@ -118,12 +118,17 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
                 "spurious_events": 1, "open_question_events": 2,
                 "open_question_events_likeliest_right": 1, "table_re_reads": 0,
                 "settled_frames_right": 5, "settled_frames": 9,
-                "settled_frames_recorded_right": 8, "cpu_ms_p50": 7.5, "cpu_ms_p95": 12.0}
+                "settled_frames_recorded_right": 8, "cpu_ms_p50": 7.5, "cpu_ms_p95": 12.0,
+                "piece_adaptation": "at frame 192 from 8 units (white-pawn) in 0.1 s" if n == 16
+                else "none: at frame 192 a side's placement was still a question"}
 
     args = argparse.Namespace(jobs=2, models=None, json=False)
     assert fixtures(args, scan=fake) == 2
     out = capsys.readouterr().out.splitlines()
     assert "game-s16-paris-tokens: moves 16/100, spurious 1" in out[0]
+    assert out[0].endswith("; the set learnt at frame 192")
+    assert out[1].endswith("; the set not learnt (at frame 192 a side's placement was still a "
+                           "question)")
     assert any(line.startswith("game-s4-anglo-brutalchess: failed: cannot load profile")
                for line in out)
     assert out[-1] == f"all: moves {16 + 31 + 42 + 51 + 64}/500, spurious 5"
