@@ -12,7 +12,10 @@ embedding and the model's pooled mid-level features, fitted to the examples' pie
 photographs (`real-pieces-dev`, 10 crops per class) the embedding's class means read 45.8 % of
 the other photos' pieces right (top class), a regression over the embedding alone 56.6 % and one
 over the pooled features 74.4 %: the embedding was shaped by renders alone, the mid-level maps
-less so; the embedding still helps on paper tokens. Numpy only, under a second on one core.
+less so; the embedding still helps on paper tokens. Since session 19 the head corrects the
+model's own answer (its logits start from the model's log-probabilities): a model trained on
+photos of the set (stage 8) read real photos 95.0 % right before adapting and 92.8 % after a
+head of its own, 94.7 % after a correcting one. Numpy only, under a second on one core.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .piece_classifier import (
     PieceClassifier,
     SetHead,
     _softmax,
+    model_logits,
 )
 from .piece_crops import PITCH_X, PITCH_Y, as_board_camera, cell_centre, crop_quad, warp_quad
 
@@ -101,7 +105,8 @@ SET_HEAD_STEPS = 300
 
 
 def fit_set_head(desc: np.ndarray, labels: np.ndarray, c: float = SET_HEAD_C,
-                 steps: int = SET_HEAD_STEPS, lr: float = 0.05) -> SetHead | None:
+                 steps: int = SET_HEAD_STEPS, lr: float = 0.05,
+                 probs: np.ndarray | None = None) -> SetHead | None:
     """A multinomial logistic regression (L2 penalty 1 / (2 c N)) over standardised
     descriptors, for the piece classes among `labels` (CLASSES indices); None with fewer than
     two. Adam from zero weights: the problem is convex, and a fixed number of steps keeps it
@@ -117,18 +122,20 @@ def fit_set_head(desc: np.ndarray, labels: np.ndarray, c: float = SET_HEAD_C,
     z = (x - mean) / std
     n, d = z.shape
     onehot = np.eye(len(classes))[y]
+    offset = 0.0 if probs is None else model_logits(probs[piece], classes)
     params = [np.zeros((d, len(classes))), np.zeros(len(classes))]
     m1 = [np.zeros_like(p) for p in params]
     m2 = [np.zeros_like(p) for p in params]
     for t in range(1, steps + 1):
-        g = (_softmax(z @ params[0] + params[1]) - onehot) / n
+        g = (_softmax(z @ params[0] + params[1] + offset) - onehot) / n
         grads = [z.T @ g + params[0] / (c * n), g.sum(0)]
         for i, gr in enumerate(grads):
             m1[i] = 0.9 * m1[i] + 0.1 * gr
             m2[i] = 0.999 * m2[i] + 0.001 * gr * gr
             params[i] -= lr * (m1[i] / (1 - 0.9 ** t)) / (np.sqrt(m2[i] / (1 - 0.999 ** t)) + 1e-8)
     return SetHead(classes, mean.astype(np.float32), std.astype(np.float32),
-                   params[0].astype(np.float32), params[1].astype(np.float32))
+                   params[0].astype(np.float32), params[1].astype(np.float32),
+                   residual=probs is not None)
 
 
 def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
@@ -152,7 +159,10 @@ def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
     clf.prototypes = adapt_from_embeddings(clf.base_prototypes, emb, y)
     clf.scale = fit_scale(clf.prototypes, emb, y, g)
     # an older model without the pooled features: the prototypes alone adapt
-    clf.set_head = fit_set_head(desc, y) if clf.has_features else None
+    # a correction to the prototype-adapted model's answer: where it already reads the
+    # examples right, little is learnt on top of it
+    base = _softmax(clf.scale * emb @ clf.prototypes.T)
+    clf.set_head = fit_set_head(desc, y, probs=base) if clf.has_features else None
     return {"examples": int(len(labels)), "classes": sorted({CLASSES[i] for i in y}),
             "scale": round(clf.scale, 2), "set_head": clf.set_head is not None,
             "seconds": round(time.perf_counter() - t0, 3)}

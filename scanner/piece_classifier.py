@@ -100,9 +100,15 @@ class SetHead:
     std: np.ndarray
     weights: np.ndarray  # features x classes
     bias: np.ndarray
+    # a correction to the model's own answer among the head's classes (its log-probabilities
+    # are the head's starting logits), not an answer of its own
+    residual: bool = False
 
-    def probabilities(self, desc: np.ndarray) -> np.ndarray:
-        return _softmax(((desc - self.mean) / self.std) @ self.weights + self.bias)
+    def probabilities(self, desc: np.ndarray, probs: np.ndarray | None = None) -> np.ndarray:
+        z = ((desc - self.mean) / self.std) @ self.weights + self.bias
+        if self.residual:
+            z = z + model_logits(probs, self.classes)
+        return _softmax(z)
 
     def apply(self, probs: np.ndarray, desc: np.ndarray) -> np.ndarray:
         """The trained model's 14 probabilities with the share it gives the head's classes
@@ -111,8 +117,15 @@ class SetHead:
         teach), and so do the pieces the examples never showed."""
         out = probs.copy()
         seen = probs[:, self.classes].sum(1, keepdims=True)
-        out[:, self.classes] = seen * self.probabilities(desc)
+        out[:, self.classes] = seen * self.probabilities(desc, probs)
         return out
+
+
+def model_logits(probs: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """The model's log-probabilities among `classes`, renormalised (floored, so that a class
+    the model rules out can still be learnt)."""
+    p = probs[:, classes]
+    return np.log(p / np.maximum(p.sum(1, keepdims=True), 1e-12) + 1e-4)
 
 
 class PieceClassifier:

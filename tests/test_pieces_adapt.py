@@ -63,6 +63,26 @@ def test_set_head_learns_the_pieces_it_was_shown():
     assert fit_set_head(feats[:10], labels[:10]) is None  # one piece class: nothing to tell apart
 
 
+def test_a_residual_head_keeps_what_the_model_already_reads_right():
+    """Fitted as a correction to the model's answer, a set head whose features say nothing
+    leaves a model that reads the pieces right as it was; a head of its own reads at chance
+    (session 19: with a model trained on photos of the set, adapting from 10 crops a class
+    fell from 95.0 to 92.8 % right; as a correction it reads 94.7 %)."""
+    rng = np.random.default_rng(2)
+
+    def peaked(labels):  # the model's probabilities: 90 % on the right piece
+        probs = np.full((len(labels), len(CLASSES)), 0.1 / (len(CLASSES) - 1))
+        probs[np.arange(len(labels)), labels] = 0.9
+        return probs
+
+    labels, test = np.repeat([2, 8, 11], 10), np.repeat([2, 8, 11], 20)
+    feats, test_feats = rng.normal(size=(30, 40)), rng.normal(size=(60, 40))
+    residual = fit_set_head(feats, labels, probs=peaked(labels))
+    assert (residual.apply(peaked(test), test_feats).argmax(1) == test).mean() > 0.95
+    alone = fit_set_head(feats, labels)
+    assert (alone.apply(peaked(test), test_feats).argmax(1) == test).mean() < 0.7
+
+
 @pytest.fixture(scope="module")
 def clf() -> PieceClassifier:
     return PieceClassifier()
