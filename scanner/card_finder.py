@@ -141,9 +141,8 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
             snapped, ok = snap_to_edges(g, qs[low])
             qs[low[ok]] = snapped[ok]
             contrast[low[ok]] = card_contrasts(g, snapped[ok])
-        scored = [(float(max(c, MIN_CONTRAST if t else c)), q)
-                  for c, t, q in zip(contrast, traced, qs, strict=True)
-                  if c >= MIN_CONTRAST or t]
+        score = np.where(traced, np.maximum(contrast, MIN_CONTRAST), contrast)
+        scored = [(float(c), q) for c, q in zip(score, qs, strict=True) if c >= MIN_CONTRAST]
     kept = _dedupe(scored)
     if kept:
         # cards in one view are of a size; far smaller quads are pips and index marks
@@ -160,24 +159,29 @@ MIN_INNER_WHITE = 120  # median whiteness just inside an outline's quad: a card'
 def outline_coverage(edges: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """For N quads, the share of points along each side that lie on an edge pixel (a dilated
     Canny map), the weakest side's."""
-    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    h, w = edges.shape[:2]
-    p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
-    pts = np.rint(p0 + _T[None, None, :, None] * (p1 - p0)).astype(np.int32)  # N x 4 x 12 x 2
-    pts = np.clip(pts, 0, [w - 1, h - 1])
-    on = edges[pts[..., 1], pts[..., 0]] > 0
-    return on.mean(2).min(1)
+    _, pts = _side_points(quads)
+    return (_pixels(edges, pts) > 0).mean(2).min(1)
 
 
 def inner_whiteness(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """Median whiteness of N quads' rims just inside their edges (a card's white margin)."""
+    c, pts = _side_points(quads)
+    return np.median(_pixels(g, c + (pts - c) * 0.92).reshape(len(pts), -1), axis=1)
+
+
+def _side_points(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """N quads' centres (N x 1 x 1 x 2) and points along their sides (N x 4 x 12 x 2), clear
+    of the rounded corners."""
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    h, w = g.shape[:2]
-    c = q.mean(1)[:, None, None]
     p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
-    pts = p0 + _T[None, None, :, None] * (p1 - p0)
-    ii = np.clip(np.rint(c + (pts - c) * 0.92).astype(np.int32), 0, [w - 1, h - 1])
-    return np.median(g[ii[..., 1], ii[..., 0]].reshape(len(q), -1), axis=1)
+    return q.mean(1)[:, None, None], p0 + _T[None, None, :, None] * (p1 - p0)
+
+
+def _pixels(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """The image's values at the nearest pixels to `pts` (..., 2), clipped to the image."""
+    h, w = image.shape[:2]
+    ii = np.clip(np.rint(pts).astype(np.int32), 0, [w - 1, h - 1])
+    return image[ii[..., 1], ii[..., 0]]
 
 
 _T = (np.arange(12) + 0.5) / 12 * 0.8 + 0.1  # along each side, clear of the rounded corners
@@ -195,19 +199,12 @@ _SNAP_SHIFT = np.linspace(-0.08, 0.16, 13)  # of the quad's size across the side
 
 
 def _rim_steps(g: np.ndarray, inner: np.ndarray, outer: np.ndarray) -> np.ndarray:
-    h, w = g.shape[:2]
-    ii = np.clip(np.rint(inner).astype(np.int32), 0, [w - 1, h - 1])
-    oo = np.clip(np.rint(outer).astype(np.int32), 0, [w - 1, h - 1])
-    return np.median(g[ii[..., 1], ii[..., 0]].astype(np.float32) - g[oo[..., 1], oo[..., 0]],
-                     axis=-1)
+    return np.median(_pixels(g, inner).astype(np.float32) - _pixels(g, outer), axis=-1)
 
 
 def card_contrasts(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """`card_contrast` of N quads (N x 4 x 2) at once."""
-    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    c = q.mean(1)[:, None, None]  # N x 1 x 1 x 2
-    p0, p1 = q[:, :, None], np.roll(q, -1, axis=1)[:, :, None]
-    pts = p0 + _T[None, None, :, None] * (p1 - p0)  # N x 4 x 12 x 2
+    c, pts = _side_points(quads)
     steps = _rim_steps(g, c + (pts - c) * 0.92, c + (pts - c) * 1.1)  # N x 4
     # either way round: a card is whiter than a dark table, greyer than a white one
     return np.maximum(steps.min(1), -steps.max(1))

@@ -161,8 +161,9 @@ def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
     # an older model without the pooled features: the prototypes alone adapt
     # a correction to the prototype-adapted model's answer: where it already reads the
     # examples right, little is learnt on top of it
-    base = _softmax(clf.scale * emb @ clf.prototypes.T)
-    clf.set_head = fit_set_head(desc, y, probs=base) if clf.has_features else None
+    clf.set_head = None  # the head starts from the adapted prototypes' answer alone
+    clf.set_head = fit_set_head(desc, y, probs=clf.probabilities(desc)) \
+        if clf.has_features else None
     return {"examples": int(len(labels)), "classes": sorted({CLASSES[i] for i in y}),
             "scale": round(clf.scale, 2), "set_head": clf.set_head is not None,
             "seconds": round(time.perf_counter() - t0, 3)}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.pieces.evaluate import REAL_PIECES, fit_source, real_crops, real_metrics
+from models.pieces.evaluate import REAL_PIECES, real_crops, real_metrics
+from models.real_photos import fit_source
 from scanner.piece_classifier import PieceClassifier
 
 needs_real = pytest.mark.skipif(not (REAL_PIECES / "labels").is_dir(),

@@ -238,9 +238,10 @@ def run(args) -> int:
     except ImportError:
         print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
         return 2
-    if args.init is not None and not args.init.is_file():
-        print(f"error: --init {args.init}: no such model", file=sys.stderr)
-        return 2
+    for flag, model in (("--init", args.init), ("--teacher", args.teacher)):
+        if model is not None and not model.is_file():  # before minutes of rendering
+            print(f"error: {flag} {model}: no such model", file=sys.stderr)
+            return 2
     if args.export_only:
         if args.init is None:
             print("error: --export-only needs --init MODEL.onnx", file=sys.stderr)
@@ -274,8 +275,10 @@ def run(args) -> int:
         tr = CropSet.concat([tr, CropSet(D, np.zeros(n, np.int64), np.array(["distractor"] * n),
                                          np.full(n, -1, np.int64), np.zeros(n, np.float32))])
     if args.real is not None:
+        from models.real_photos import fit_source
+
         from .data import CropSet
-        from .evaluate import fit_source, real_crops
+        from .evaluate import real_crops
 
         if not (args.real / "labels").is_dir():
             print(f"error: --real {args.real}: no labels/ folder", file=sys.stderr)
@@ -289,9 +292,6 @@ def run(args) -> int:
                        np.full(n, np.nan, np.float32))
         tr = CropSet.concat([tr] + [real] * args.real_repeat)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
-    if args.teacher is not None and not args.teacher.is_file():
-        print(f"error: --teacher {args.teacher}: no such model", file=sys.stderr)
-        return 2
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init,
                 teacher=args.teacher, taught=tr.piece_set != "real")
     export(net, args.out)
