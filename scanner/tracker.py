@@ -949,12 +949,15 @@ class GameTracker:
                     return self._place(key[:-5], new.split("-")[1], frame)
             self.holding = f"waiting for {side} to place a unit"
             return False
+        awaited = self._cards_awaiting_their_unit(diff, seen)
         if any(k.startswith("init.") for k in diff) and not laid:
             arrived = self._arrivals(diff, seen)
             if arrived:  # a move seen before its card was: it belongs to the round ending
                 self.holding = f"a unit moved to {', '.join(arrived)}: waiting to read the " \
                                "movement card under it"
                 return False
+            if awaited:  # and one whose card was seen before its unit was
+                return self._await_units(awaited)
             # a new round's initiative cards: finish the turn in progress first
             return self._finish_turn()
         if not laid:
@@ -965,6 +968,8 @@ class GameTracker:
             seen = {**seen, **{f"{to}.unit": side for to, side in recoloured.items()}}
         movers = {str(seen[f"{to}.unit"]).split("-")[0] for to in laid}
         if state.to_move.value not in movers:
+            if awaited:  # its move may be the card whose unit can't be read yet
+                return self._await_units(awaited)
             return self._finish_turn()  # the other side is laying cards: this turn is over
         if state.phase is not Phase.MOVEMENT or state.current_player() is None:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
@@ -1017,6 +1022,34 @@ class GameTracker:
         before = [c for c in sources if self._gone_since.get(c, frame) <= last_move]
         after = [c for c in sources if c not in before]
         return (after, before) if len(after) == 1 else (sources, [])
+
+    def _cards_awaiting_their_unit(self, diff: dict, seen: dict) -> list[str]:
+        """Cells with a new card and no unit seen on it where the last piece read there was
+        unsure (not a sure empty), next to a unit of the side to move that is gone from its
+        cell: most likely that unit's move, its piece not read yet. Taking the side's turn as
+        passed would put its move into the next turn (mirror-read pieces, s42: a white king's
+        move to b5, its piece unsure for 24 frames, recorded after black's move and the next
+        round's initiative cards, and the game a turn out of step from there)."""
+        side = self.state.to_move.value
+        out = []
+        for key, (_old, new) in diff.items():
+            if not (key.endswith(".card") and new is not None):
+                continue
+            cell = key[:-5]
+            read = self._piece_reads.get(cell)
+            if seen.get(f"{cell}.unit") is not None or self.state.units.get(parse_cell(cell)) \
+                    or read is None or read.piece is not None or read.occupied is False:
+                continue
+            if any(u.side.value == side and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)
+                   for c in NEIGHBOURS[parse_cell(cell)]
+                   if (u := self.state.units.get(c)) is not None):
+                out.append(cell)
+        return sorted(out)
+
+    def _await_units(self, cells: list[str]) -> bool:
+        self.holding = f"a card was laid on {', '.join(cells)}: waiting to read the unit " \
+                       "on it"
+        return False
 
     def _arrivals(self, diff: dict, seen: dict) -> list[str]:
         """Cells a unit has visibly moved to: it stands where the engine has none, and a unit

@@ -1476,3 +1476,43 @@ def test_a_unit_seen_gone_before_the_last_move_is_not_the_one_that_moved():
     assert tracker._left_with_the_move(["d4", "e5"], 788) == (["d4", "e5"], [])
     tracker._gone_since = {"d4": 600, "e5": 650}  # both before: nothing to go by
     assert tracker._left_with_the_move(["d4", "e5"], 788) == (["d4", "e5"], [])
+
+
+def _unit_read_late_run(seed, steps_unsure):
+    """A game read perfectly except that after the first move of a round that the other side
+    answers with a move, the mover's piece on its new card reads unsure (a hand's shadow, a
+    piece the classifier can't place) for that step and `steps_unsure` - 1 visible steps
+    more: the card is seen long before the unit on it."""
+    from scanner.detections import PieceReading
+    from tests.tracker_sim import VISIBLE
+
+    steps = record_game(seed)
+    visible = [i for i, (a, _p) in enumerate(steps) if a.split()[1] in VISIBLE + ("attack",)]
+    pick = None
+    for n, i in enumerate(visible[:-steps_unsure]):
+        words, after = steps[i][0].split(), steps[visible[n + 1]][0].split()
+        if words[1] == "move" and words[2].split("-")[0] != words[2].split("-")[1] \
+                and after[1] == "move" and after[0] != words[0]:
+            pick = (i, visible[n + steps_unsure - 1], words[2].split("-")[1])
+            break
+    assert pick is not None, "no such move in this game"
+    i, last, to = pick
+    first = len(frames_of(steps[:i], _empty(steps), seed=seed))
+    end = len(frames_of(steps[:last + 1], _empty(steps), seed=seed))
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        if first <= frame.frame_index < end and not frame.occluded:
+            frame.cells[to].piece = PieceReading(None, 0.99)
+        tracker.update(frame)
+    return steps, tracker, steps[i][0]
+
+
+@pytest.mark.parametrize("seed,steps_unsure", [(1, 2), (2, 2), (3, 3), (4, 3)])
+def test_a_move_whose_unit_is_read_late_stays_before_the_answer_and_the_next_round(
+        seed, steps_unsure):
+    # session 20, s42 with mirror-read pieces: a white king's move to b5 was seen as its card
+    # alone (the piece unsure) until black had answered and the next initiative cards lay;
+    # white's turn was taken as passed and its move recorded in the next round
+    steps, tracker, move = _unit_read_late_run(seed, steps_unsure)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    assert move in [e.text for e in tracker.events]
