@@ -132,7 +132,8 @@ class PieceClassifier:
     """The piece stage: `read(image, camera_or_homography, cells) -> {cell: PieceReading}`."""
 
     def __init__(self, model_path: str | Path = DEFAULT_MODEL,
-                 threshold: float = DEFAULT_THRESHOLD, threads: int = 1):
+                 threshold: float = DEFAULT_THRESHOLD, threads: int = 1,
+                 mirror: bool = True):
         import onnxruntime as ort
 
         path = Path(model_path)
@@ -149,6 +150,9 @@ class PieceClassifier:
             raise ModelError(f"cannot load piece model {path}: {exc}") from exc
         self.model_path = path
         self.threshold = threshold
+        # each crop read with its mirror image (`embed`): session 20 measured held-out lathe
+        # kind and colour 69.3 -> 72.3 %, tokens 82.2 -> 86.8 %, real photos 95.0 -> 96.1 %
+        self.mirror = mirror
         # models exported before session 13 give no pooled features: prototypes alone adapt
         self._outputs = ["embedding"] + (
             ["features"] if any(o.name == "features" for o in self.session.get_outputs()) else [])
@@ -170,11 +174,21 @@ class PieceClassifier:
     def embed(self, crops: np.ndarray) -> np.ndarray:
         """Descriptors of crops (N x H x W x 3 uint8): N x `descriptor_dim`, the L2-normalised
         embedding in the first `embed_dim` columns, then the pooled features where the model
-        gives them."""
+        gives them. With `mirror`, each crop's descriptor is the mean of its own and its
+        mirror image's (a piece looks the same mirrored; the two views' errors differ)."""
         if len(crops) == 0:
             return np.zeros((0, self.descriptor_dim), np.float32)
+        crops = np.asarray(crops)
+        n = len(crops)
+        if self.mirror:
+            crops = np.concatenate([crops, crops[:, :, ::-1]])
         out = self.session.run(self._outputs, {"crops": to_input(crops)})
-        return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
+        desc = out[0] if len(out) == 1 else np.concatenate(out, axis=1)
+        if self.mirror:
+            desc = 0.5 * (desc[:n] + desc[n:])
+            emb = desc[:, :self.embed_dim]
+            emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+        return desc
 
     def probabilities(self, desc: np.ndarray) -> np.ndarray:
         probs = _softmax(self.scale * desc[:, :self.embed_dim] @ self.prototypes.T)

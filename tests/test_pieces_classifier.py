@@ -133,6 +133,21 @@ def test_hands_over_the_board(clf):
     assert covered and all(readings[c].piece is None for c in covered)
 
 
+def test_a_crop_and_its_mirror_image_read_alike(clf):
+    """Each crop is read with its mirror image (a piece looks the same mirrored): the two give
+    one descriptor; without it they differ, and the averaged embedding stays unit length."""
+    from scanner.piece_crops import cell_crops
+
+    img, truth = load("border-lathe")
+    crops = cell_crops(img, as_board_camera(truth["camera"], img.shape), list(truth["labels"]))
+    assert clf.mirror
+    a, b = clf.embed(crops), clf.embed(crops[:, :, ::-1])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(a[:, :clf.embed_dim], axis=1), 1.0, atol=1e-5)
+    plain = PieceClassifier(mirror=False)
+    assert np.abs(plain.embed(crops) - plain.embed(crops[:, :, ::-1])).max() > 1e-3
+
+
 def test_homography_instead_of_camera(clf):
     """No calibration profile yet: the board homography alone gives the same readings."""
     img, truth = load("border-lathe")  # rendered without lens distortion

@@ -9,6 +9,7 @@ sprites since the renderer stands every piece upright).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import cv2
@@ -211,7 +212,8 @@ def _worker(args) -> CropSet:
     for i, seed in enumerate(seeds):
         crops, labels, elev, pset = frame_crops(seed, split, **kw)
         if log_every and (i + 1) % log_every == 0:
-            print(f"  {split}: {i + 1}/{len(seeds)} scenes", flush=True)
+            # progress on stderr: `pieces bench` prints its JSON on stdout
+            print(f"  {split}: {i + 1}/{len(seeds)} scenes", file=sys.stderr, flush=True)
         X += crops
         y += labels
         ps += [pset] * len(labels)
