@@ -22,7 +22,9 @@ from engines.royal_battles import Phase, Side
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="webcam index, video file, folder of images or stream URL; "
                         "'bench' renders a 1280x720 game and scans it with its truth; "
-                        "'fixtures' scans every committed fixture video against its truth")
+                        "'fixtures' scans every committed fixture video against its truth; "
+                        "'validation' films (once) and scans the games tracker changes are "
+                        "tuned on")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -57,13 +59,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def bench(args: argparse.Namespace) -> int:
     """Film a game at the asked size (cached) and scan it against its truth: the latency and
     accuracy figures the issue's bars name, on a held-out design and piece set by default."""
-    from calibration.register import BOARD_CORNERS_XY, register_from_corners
     from models.renderer.assets import cache_dir
-    from models.renderer.fixtures import game_scene
-    from models.renderer.scene import Scene
-    from models.renderer.video import record_video
-
-    from .cards_bench import truth_profile
 
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
@@ -73,23 +69,38 @@ def bench(args: argparse.Namespace) -> int:
         else "train"
     out = cache_dir().parent / "scan-bench" / (
         f"s{args.seed}-{args.scene_seed}-{args.design}-{args.piece_set}-{w}x{h}-r{args.rounds}")
-    if not (out / "scene.json").exists():
-        print(f"rendering game {args.seed} at {w}x{h} into {out} (once) ...", file=sys.stderr)
-        scene = game_scene(args.scene_seed, split, args.design, args.piece_set, w, h)
-        record_video(args.seed, out, scene=scene, max_rounds=args.rounds,
-                     log=lambda m: print(m, file=sys.stderr))
-    meta = json.loads((out / "scene.json").read_text())
-    cam = Scene.from_dict(meta["scene"]).camera()
-    exact = truth_profile({"camera": cam.as_dict(), "width": cam.width, "height": cam.height})
-    # the profile a player makes by clicking the 4 board corners (whole pixels, no lens model)
-    clicked = np.rint(exact.board_to_image(np.asarray(BOARD_CORNERS_XY, float)))
-    register_from_corners(clicked, (w, h)).save(out / "profile.json")
+    _filmed(out, args.seed, args.scene_seed, split, args.design, args.piece_set, (w, h),
+            args.rounds)
     if not args.armies:  # the new-game form names them; the fixture's truth knows them
         args.armies = _truth_armies(out / "truth.jsonl.gz")
     args.source = str(out / "game.mp4")
     args.profile = str(out / "profile.json")
     args.truth = str(out / "truth.jsonl.gz")
     return run(args)
+
+
+def _filmed(out: Path, seed: int, scene_seed: int, split: str, design: str, piece_set: str,
+            size: tuple[int, int], rounds: int) -> None:
+    """Film engine game `seed` into `out` once (cached), with the profile a player makes by
+    clicking the 4 board corners (whole pixels, no lens model) beside it."""
+    from calibration.register import BOARD_CORNERS_XY, register_from_corners
+    from models.renderer.fixtures import game_scene
+    from models.renderer.scene import Scene
+    from models.renderer.video import record_video
+
+    from .cards_bench import truth_profile
+
+    if not (out / "scene.json").exists():
+        print(f"rendering game {seed} at {size[0]}x{size[1]} into {out} (once) ...",
+              file=sys.stderr)
+        scene = game_scene(scene_seed, split, design, piece_set, *size)
+        record_video(seed, out, scene=scene, max_rounds=rounds,
+                     log=lambda m: print(m, file=sys.stderr))
+    meta = json.loads((out / "scene.json").read_text())
+    cam = Scene.from_dict(meta["scene"]).camera()
+    exact = truth_profile({"camera": cam.as_dict(), "width": cam.width, "height": cam.height})
+    clicked = np.rint(exact.board_to_image(np.asarray(BOARD_CORNERS_XY, float)))
+    register_from_corners(clicked, size).save(out / "profile.json")
 
 
 def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) -> str:
@@ -162,14 +173,31 @@ def _adaptation_said(note: str | None) -> str:
     return f"; the set not learnt ({note.removeprefix('none: ')})"
 
 
-def fixtures(args: argparse.Namespace, scan=_scan_fixture) -> int:
-    """Every committed fixture video against its truth, `--jobs` at a time: the table the
-    README's whole-chain row quotes, and the totals."""
+def validation(args: argparse.Namespace, scan=_scan_fixture) -> int:
+    """The tracker's validation games (`models.renderer.fixtures.VALIDATION_GAMES`: the card
+    readers' validation decks), filmed once into the cache at the fixtures' size, scanned as
+    `fixtures` are: what tracker changes are chosen by, so the held-out fixtures stay a test."""
+    from models.renderer.assets import cache_dir
+    from models.renderer.fixtures import MAX_ROUNDS, VALIDATION_GAMES
+
+    root = cache_dir().parent / "scan-validation"
+    for name, (seed, scene_seed, design, piece_set) in VALIDATION_GAMES.items():
+        _filmed(root / name, seed, scene_seed, "train", design, piece_set, (960, 540),
+                MAX_ROUNDS)
+    return fixtures(args, scan, [root / name for name in VALIDATION_GAMES])
+
+
+def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] | None = None
+             ) -> int:
+    """Every committed fixture video (or the videos in `folders`) against its truth, `--jobs`
+    at a time: the table the README's whole-chain row quotes, and the totals."""
     from concurrent.futures import ThreadPoolExecutor
 
     from models.renderer.fixtures import ROOT
 
-    folders = sorted(p for p in (ROOT / "videos").glob("game-*") if (p / "game.mp4").exists())
+    if folders is None:
+        folders = sorted(p for p in (ROOT / "videos").glob("game-*")
+                         if (p / "game.mp4").exists())
     if not folders:
         return _fail(f"no fixture videos under {ROOT / 'videos'}")
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -200,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         return bench(args)
     if args.source == "fixtures":
         return fixtures(args)
+    if args.source == "validation":
+        return validation(args)
     from engines.errors import RulesError
 
     from .detections import TableReading

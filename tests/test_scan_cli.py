@@ -137,6 +137,35 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
     assert json.loads(capsys.readouterr().out)["totals"]["moves"] == 500
 
 
+def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tmp_path, capsys):
+    """`scan validation` films the tracker's validation games into the cache (here a stand-in
+    for the renderer) and scans each; the committed fixtures are not among them."""
+    import argparse
+
+    from models.renderer.fixtures import VALIDATION_GAMES
+    from scanner import scan_cli
+
+    filmed = []
+    monkeypatch.setenv("ROYAL_TABLE_CACHE", str(tmp_path / "assets"))
+    monkeypatch.setattr(scan_cli, "_filmed", lambda out, seed, *rest: filmed.append(
+        (out, seed, rest[2])))
+
+    def fake(folder, models):
+        return {"fixture": folder.name, "moves_recovered": 3, "moves": 4, "spurious_events": 1,
+                "open_question_events": 0, "open_question_events_likeliest_right": 0,
+                "table_re_reads": 0, "settled_frames_right": 0, "settled_frames": 1,
+                "settled_frames_recorded_right": 1, "cpu_ms_p50": 1.0, "cpu_ms_p95": 2.0}
+
+    args = argparse.Namespace(jobs=1, models=None, json=False)
+    assert scan_cli.validation(args, scan=fake) == 0
+    assert [f[0].name for f in filmed] == list(VALIDATION_GAMES)
+    assert all(f[0].parent == tmp_path / "scan-validation" for f in filmed)
+    # the card readers' validation decks, never the held-out ones the fixtures test
+    assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"all: moves {3 * len(filmed)}/{4 * len(filmed)}, spurious {len(filmed)}"
+
+
 def test_a_fixture_whose_scan_fails_reports_the_error(tmp_path):
     import shutil
 

@@ -21,6 +21,18 @@ VIDEOS = {
     "game-s51-heldout-tango-lathe": (51, 505, "heldout", "gnome-tango", "lathe"),
     "game-s64-heldout-simplistic-lathe": (64, 606, "heldout", "gnome-simplistic", "lathe"),
 }
+# Games for tuning the tracker, never for reporting it (`royal-table scan validation`, rendered
+# into the cache, not committed): the card readers' validation decks (never trained on, used only
+# to pick their thresholds) with the training piece sets. The held-out fixtures above judge; these
+# choose. name -> (engine game seed, scene seed, design, piece set)
+VALIDATION_GAMES = {
+    "val-s7-berlin-dreamchess": (7, 707, "gnome-berlin", "dreamchess"),
+    "val-s19-orell-brutalchess": (19, 919, "gnome-orell", "brutalchess"),
+    "val-s23-nicu-dreamchess": (23, 1023, "kde-nicu-white", "dreamchess"),
+    "val-s35-berlin-tokens": (35, 1135, "gnome-berlin", "paper-token"),
+    "val-s47-orell-dreamchess": (47, 1247, "gnome-orell", "dreamchess"),
+    "val-s58-nicu-brutalchess": (58, 1358, "kde-nicu-white", "brutalchess"),
+}
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
 
