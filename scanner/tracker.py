@@ -950,6 +950,11 @@ class GameTracker:
             self.holding = f"waiting for {side} to place a unit"
             return False
         awaited = self._cards_awaiting_their_unit(diff, seen)
+        unread = self._unit_not_read(awaited, seen)
+        if unread:  # the move whose card was seen and whose unit was not: taken as it is
+            seen = {**seen, **{f"{to}.unit": side for to, side in unread.items()}}
+            laid = sorted(set(laid) | set(unread))
+            awaited = []
         if any(k.startswith("init.") for k in diff) and not laid:
             arrived = self._arrivals(diff, seen)
             if arrived:  # a move seen before its card was: it belongs to the round ending
@@ -974,7 +979,7 @@ class GameTracker:
         if state.phase is not Phase.MOVEMENT or state.current_player() is None:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
                 else self._advance_to_movement()
-        return self._movement(laid, diff, seen, frame, recoloured)
+        return self._movement(laid, diff, seen, frame, recoloured, unread)
 
     def _colour_misread(self, laid: list[str], seen: dict) -> dict[str, str]:
         """Cells where a card was laid under a unit read, not firmly, as one side's, which is
@@ -1045,6 +1050,22 @@ class GameTracker:
                    if (u := self.state.units.get(c)) is not None):
                 out.append(cell)
         return sorted(out)
+
+    def _unit_not_read(self, awaited: list[str], seen: dict) -> dict[str, str]:
+        """The one card awaiting its unit, where exactly one unit of the side to move, in its
+        movement, is gone from next to it: that unit's move, its piece not read on the card
+        ({cell: side}). Waiting for the piece lost the game where it never was read before
+        it moved on (val-s58: a brutalchess pawn on a nicu joker, unsure for 45 frames)."""
+        state = self.state
+        if len(awaited) != 1 or state.is_chance_node() or \
+                state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT):
+            return {}
+        side = state.to_move.value
+        to = awaited[0]
+        gone = [c for c in NEIGHBOURS[parse_cell(to)]
+                if (u := state.units.get(c)) is not None and u.side.value == side
+                and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)]
+        return {to: side} if len(gone) == 1 else {}
 
     def _await_units(self, cells: list[str]) -> bool:
         self.holding = f"a card was laid on {', '.join(cells)}: waiting to read the unit " \
@@ -1241,7 +1262,8 @@ class GameTracker:
         return True
 
     def _movement(self, laid: list[str], diff: dict, seen: dict, frame: int,
-                  recoloured: dict[str, str] | None = None) -> bool:
+                  recoloured: dict[str, str] | None = None,
+                  unread: dict[str, str] | None = None) -> bool:
         state = self.state
         side = state.to_move.value
         engine = visible_table(state, self._sides_only)  # the table before this move, once
@@ -1293,6 +1315,9 @@ class GameTracker:
             if to in (recoloured or {}):
                 flags.append(f"its unit read as {state.to_move.other.value}'s, not firmly: "
                              f"taken as {side}'s; check it")
+            if to in (unread or {}):
+                flags.append(f"the unit on {to} not read: taken as the {side} unit gone from "
+                             f"{frm}; check it")
             if _assume_unseen_draw(self.state, state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
@@ -1317,6 +1342,9 @@ class GameTracker:
             if stale:  # the move explains the old cell: empty until the camera sees otherwise
                 self.beliefs[f"{frm}.unit"].value = None
                 flags.append(f"{frm} still read occupied after its unit moved")
+            if to in (unread or {}):  # there until the camera sees otherwise
+                self.beliefs[f"{to}.unit"].value = side if self._sides_only else \
+                    f"{side}-{self.state.units[parse_cell(to)].kind}"
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True

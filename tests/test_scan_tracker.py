@@ -1478,11 +1478,12 @@ def test_a_unit_seen_gone_before_the_last_move_is_not_the_one_that_moved():
     assert tracker._left_with_the_move(["d4", "e5"], 788) == (["d4", "e5"], [])
 
 
-def _unit_read_late_run(seed, steps_unsure):
+def _unit_read_late_run(seed, steps_unsure, until_it_leaves=False):
     """A game read perfectly except that after the first move of a round that the other side
     answers with a move, the mover's piece on its new card reads unsure (a hand's shadow, a
     piece the classifier can't place) for that step and `steps_unsure` - 1 visible steps
-    more: the card is seen long before the unit on it."""
+    more: the card is seen long before the unit on it. With `until_it_leaves`, it is never
+    read there: unsure until the cell reads empty."""
     from scanner.detections import PieceReading
     from tests.tracker_sim import VISIBLE
 
@@ -1500,9 +1501,15 @@ def _unit_read_late_run(seed, steps_unsure):
     first = len(frames_of(steps[:i], _empty(steps), seed=seed))
     end = len(frames_of(steps[:last + 1], _empty(steps), seed=seed))
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    left = False
     for frame in frames_of(steps, _empty(steps), seed=seed):
-        if first <= frame.frame_index < end and not frame.occluded:
-            frame.cells[to].piece = PieceReading(None, 0.99)
+        cell = frame.cells[to]
+        if frame.frame_index >= first and not frame.occluded and until_it_leaves:
+            left = left or (cell.piece is not None and cell.piece.piece == "empty")
+            if not left and cell.piece is not None:
+                cell.piece = PieceReading(None, 0.99)
+        elif first <= frame.frame_index < end and not frame.occluded:
+            cell.piece = PieceReading(None, 0.99)
         tracker.update(frame)
     return steps, tracker, steps[i][0]
 
@@ -1516,3 +1523,14 @@ def test_a_move_whose_unit_is_read_late_stays_before_the_answer_and_the_next_rou
     steps, tracker, move = _unit_read_late_run(seed, steps_unsure)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
     assert move in [e.text for e in tracker.events]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_unit_never_read_on_the_card_it_moved_to_is_taken_as_the_unit_gone_next_door(seed):
+    # session 20, val-s58: a brutalchess pawn on a nicu joker read unsure for 45 frames, then
+    # moved on; waiting for it held the game from there ("which white moved to e4?")
+    steps, tracker, move = _unit_read_late_run(seed, 1, until_it_leaves=True)
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps), tracker.holding
+    event = tracker.events[texts.index(move)]
+    assert any("not read: taken as" in f for f in event.flags)
