@@ -629,6 +629,9 @@ class GameTracker:
         # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
         self._seen_bare: dict[str, tuple[str, int]] = {}
         self._bare_tried: set[tuple[str, str]] = set()  # (journal entry, bare card) refused
+        # cells whose unit the game took as standing there while its piece read empty, not
+        # firmly (`_own_card_covered`): such reads there say nothing until one is firm
+        self._misread_empty: set[str] = set()
 
     # ----------------------------------------------------------------- frames
 
@@ -648,6 +651,15 @@ class GameTracker:
             self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
         self._known_misreads(values, believed, cards_now)
+        for cell in list(self._misread_empty):
+            read = reading.cells.get(cell)
+            piece = read.piece if read is not None else None
+            if parse_cell(cell) not in self.state.units or (
+                    piece is not None and piece.occupied is not None
+                    and (piece.occupied or piece.confidence >= FIRM)):
+                self._misread_empty.discard(cell)  # moved on, or read surely either way
+            elif values.get(f"{cell}.unit") is None:
+                values[f"{cell}.unit"] = _UNSURE
         self._bare_looks(values, cards_now)
         self._news_over_a_joker(values, believed, cards_now)
         # (an awaited pile whose pixels changed holds a new card: its reads speak of that one)
@@ -950,7 +962,8 @@ class GameTracker:
             self.holding = f"waiting for {side} to place a unit"
             return False
         awaited = self._cards_awaiting_their_unit(diff, seen)
-        unread = self._unit_not_read(awaited, seen)
+        unread = self._unit_not_read(awaited, seen) or (
+            {} if laid else self._own_card_covered(diff, seen))
         if unread:  # the move whose card was seen and whose unit was not: taken as it is
             seen = {**seen, **{f"{to}.unit": side for to, side in unread.items()}}
             laid = sorted(set(laid) | set(unread))
@@ -1066,6 +1079,30 @@ class GameTracker:
                 if (u := state.units.get(c)) is not None and u.side.value == side
                 and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)]
         return {to: side} if len(gone) == 1 else {}
+
+    def _own_card_covered(self, diff: dict, seen: dict) -> dict[str, str]:
+        """The one new card where a unit of the side to move, in its movement, stood and no
+        unit is seen now, its piece not read surely empty: a card is laid only under the unit
+        that moves onto it, so that unit covered its own card ({cell: side}) and was misread
+        as gone (val-s23: a dreamchess pawn on the QH it laid read empty at 93 %; the move was
+        never taken and the game fell behind from there)."""
+        state = self.state
+        if state.is_chance_node() or state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT):
+            return {}
+        side = state.to_move.value
+        out = {}
+        for key, (_old, new) in diff.items():
+            if not key.endswith(".card") or new is None:
+                continue
+            cell = key[:-5]
+            unit = state.units.get(parse_cell(cell))
+            read = self._piece_reads.get(cell)
+            if unit is None or unit.side.value != side or seen[f"{cell}.unit"] is not None \
+                    or (read is not None and read.occupied is False
+                        and read.confidence >= FIRM):
+                continue
+            out[cell] = side
+        return out if len(out) == 1 else {}
 
     def _await_units(self, cells: list[str]) -> bool:
         self.holding = f"a card was laid on {', '.join(cells)}: waiting to read the unit " \
@@ -1316,8 +1353,9 @@ class GameTracker:
                 flags.append(f"its unit read as {state.to_move.other.value}'s, not firmly: "
                              f"taken as {side}'s; check it")
             if to in (unread or {}):
-                flags.append(f"the unit on {to} not read: taken as the {side} unit gone from "
-                             f"{frm}; check it")
+                flags.append(f"the unit on {to} not read: taken as the {side} unit " + (
+                    "that stood there, covering its own card" if frm == to
+                    else f"gone from {frm}") + "; check it")
             if _assume_unseen_draw(self.state, state.to_move):
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
@@ -1345,6 +1383,8 @@ class GameTracker:
             if to in (unread or {}):  # there until the camera sees otherwise
                 self.beliefs[f"{to}.unit"].value = side if self._sides_only else \
                     f"{side}-{self.state.units[parse_cell(to)].kind}"
+                if frm == to:
+                    self._misread_empty.add(to)
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
