@@ -1056,7 +1056,12 @@ class GameTracker:
             cell = key[:-5]
             read = self._piece_reads.get(cell)
             if seen.get(f"{cell}.unit") is not None or self.state.units.get(parse_cell(cell)) \
-                    or read is None or read.piece is not None or read.occupied is False:
+                    or read is None:
+                continue
+            # unsure, or empty but not firmly on a card read surely (val-s35: a paper queen
+            # on the KC it moved to read empty at 83-86 %; the game waited from there)
+            if not (read.piece is None and read.occupied is not False
+                    or read.occupied is False and read.confidence < FIRM and new in _CODES):
                 continue
             if any(u.side.value == side and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)
                    for c in NEIGHBOURS[parse_cell(cell)]
@@ -1383,8 +1388,7 @@ class GameTracker:
             if to in (unread or {}):  # there until the camera sees otherwise
                 self.beliefs[f"{to}.unit"].value = side if self._sides_only else \
                     f"{side}-{self.state.units[parse_cell(to)].kind}"
-                if frm == to:
-                    self._misread_empty.add(to)
+                self._misread_empty.add(to)
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True
