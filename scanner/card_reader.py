@@ -226,6 +226,15 @@ class CardReader:
         logits = self.face_session.run(None, {name: normalise(cards)})[0]
         return softmax(logits / self.face_temperature)
 
+    def _no_back(self, probs: np.ndarray, faces_up: bool) -> np.ndarray:
+        """Class probabilities with the card-back class ruled out, where every card is known
+        to lie face up (renormalised over the rest)."""
+        if not faces_up or len(probs) == 0:
+            return probs
+        probs = probs.copy()
+        probs[:, self.back] = 0.0
+        return probs / np.maximum(probs.sum(1, keepdims=True), 1e-12)
+
     def decide(self, probs: np.ndarray, face: np.ndarray | None = None
                ) -> tuple[str | None, bool, str | None, float, list[tuple[str, float]]]:
         """One card's 4 corner probabilities (nw, ne, se, sw) and, for a small card, its
@@ -291,14 +300,17 @@ class CardReader:
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray],
                    face_below_px: float | None = None,
-                   maps: list[tuple[np.ndarray, np.ndarray] | None] | None = None
-                   ) -> list[CardReading]:
+                   maps: list[tuple[np.ndarray, np.ndarray] | None] | None = None,
+                   faces_up: bool = False) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
         nearer vertical). `face_below_px` overrides the width under which the whole-card model
         joins in: the board scanner shows it every card, since a card on the grid lies whole
         and apart (unlike the overlapping cards of a photo, for which the default is set).
-        `maps`: per quad, `rectify_maps` of its portrait order where the caller keeps them."""
+        `maps`: per quad, `rectify_maps` of its portrait order where the caller keeps them.
+        `faces_up`: every card lies face up (a Royal Battles board and its initiative piles):
+        the card-back class is ruled out, so a face the models take for a back (a joker's
+        picture with no index) is read as the face it most resembles, or left unsure."""
         if not quads:
             return []
         if image.ndim == 2:
@@ -316,19 +328,21 @@ class CardReader:
             small = [i for i, q in enumerate(ordered) if _width_px(q) < limit]
             if small:
                 thumbs = _thumbnails(cards[small], self.face_size)
-                for i, f in zip(small, self.classify_faces(thumbs), strict=True):
+                for i, f in zip(small, self._no_back(self.classify_faces(thumbs), faces_up),
+                                strict=True):
                     faces[i] = f
         # first the nw-se diagonal, where standard decks print the index; the other diagonal
         # only for cards that diagonal did not settle (half the model work per frame)
         probs = np.zeros((len(quads), 4, len(self.classes)), np.float32)
         probs[:, [1, 3], self.none] = 1.0
-        probs[:, [0, 2]] = self.classify(diagonal_crops(cards, "nw-se", self.crop)) \
-            .reshape(len(quads), 2, -1)
+        probs[:, [0, 2]] = self._no_back(self.classify(diagonal_crops(cards, "nw-se", self.crop)),
+                                         faces_up).reshape(len(quads), 2, -1)
         decided = self.decide_many(probs, faces)
         # a card neither read nor face down after this diagonal: look at the other one
         again = [i for i, d in enumerate(decided) if d[0] is None and not d[1]]
         if again:
-            probs[again, 1::2] = self.classify(diagonal_crops(cards[again], "ne-sw", self.crop)) \
+            probs[again, 1::2] = self._no_back(
+                self.classify(diagonal_crops(cards[again], "ne-sw", self.crop)), faces_up) \
                 .reshape(len(again), 2, -1)
             for i, d in zip(again, self.decide_many(probs[again], [faces[i] for i in again]),
                             strict=True):

@@ -90,6 +90,10 @@ class TableScanner:
                  pieces: PieceStage | None = None, presence: CardPresence | None | str = "default"):
         self.profile = profile
         self.reader = reader or CardReader()
+        # Royal Battles lays every card face up, on the board and on the initiative piles: a
+        # read of a card's back there is a face misread (val-s47: an orell joker laid on g2
+        # read as a back at 48 % went unseen, and its unit's move was taken for a removal)
+        self.faces_up = True
         self.pieces = pieces
         # "default": the committed presence check; None: the finder's rim test alone decides
         self.presence = CardPresence.default() if presence == "default" else presence
@@ -240,7 +244,8 @@ class TableScanner:
         # 1920x1080 held-out stills, 73 % read right instead of 63 %, answers as precise)
         readings = self.reader.read_quads(image, [found[k] for k in keys],
                                           face_below_px=math.inf,
-                                          maps=[self._rect_maps(found[k]) for k in keys])
+                                          maps=[self._rect_maps(found[k]) for k in keys],
+                                          faces_up=self.faces_up)
         by_key = dict(zip(keys, readings, strict=True))
         self._board_frame(readings)
         for cell in CELLS:
