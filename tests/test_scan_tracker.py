@@ -1570,3 +1570,30 @@ def test_a_unit_read_empty_on_the_card_it_covered_is_taken_as_still_there(seed):
     assert texts == truth_events(steps), tracker.holding
     event = tracker.events[texts.index(move)]
     assert any("covering its own card" in f for f in event.flags)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_unit_never_seen_on_its_set_up_card_is_placed_once_initiative_cards_lie(seed):
+    # session 20, val-s35 with session 19's piece reader: a paper token never seen on its
+    # set-up card left "waiting for white to place a unit" for the whole game
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    place = next(a for a, _p in steps if a.split()[:2] == ["white", "place"])
+    cell, label = place.split()[3], "white-" + place.split()[2]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    stood = left = False  # the unit seen standing there (truth), then gone from there
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        piece = frame.cells[cell].piece
+        if piece is not None and not frame.occluded:
+            stood = stood or piece.piece == label
+            left = left or (stood and piece.piece != label)
+            if stood and not left:  # read empty, not firmly, all the while it stands there
+                frame.cells[cell].piece = PieceReading("empty", 0.85)
+        tracker.update(frame)
+    texts, want = [e.text for e in tracker.events], truth_events(steps)
+    assert place in texts, tracker.holding
+    # the game goes on from set-up: its first rounds as they were played (the unit never seen
+    # is placed last among its side's, whenever it was put down)
+    first_move = next(i for i, t in enumerate(want) if t.split()[1] == "move")
+    assert sorted(texts[:first_move + 8]) == sorted(want[:first_move + 8]), tracker.holding
