@@ -629,8 +629,9 @@ class GameTracker:
         # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
         self._seen_bare: dict[str, tuple[str, int]] = {}
         self._bare_tried: set[tuple[str, str]] = set()  # (journal entry, bare card) refused
-        # cells whose unit the game took as standing there while its piece read empty, not
-        # firmly (`_own_card_covered`): such reads there say nothing until one is firm
+        # cells whose unit the game took as standing there while its piece was not read (a
+        # move taken from its card alone, a unit never seen on its set-up card): non-firm
+        # empty reads there say nothing until one is firm
         self._misread_empty: set[str] = set()
 
     # ----------------------------------------------------------------- frames
@@ -1046,14 +1047,21 @@ class GameTracker:
         after = [c for c in sources if c not in before]
         return (after, before) if len(after) == 1 else (sources, [])
 
+    def _gone_next_to(self, cell: str, seen: dict) -> list[int]:
+        """The cells next to `cell` whose unit, of the side to move, is no longer seen there."""
+        side = self.state.to_move.value
+        return [c for c in NEIGHBOURS[parse_cell(cell)]
+                if (u := self.state.units.get(c)) is not None and u.side.value == side
+                and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)]
+
     def _cards_awaiting_their_unit(self, diff: dict, seen: dict) -> list[str]:
         """Cells with a new card and no unit seen on it where the last piece read there was
-        unsure (not a sure empty), next to a unit of the side to move that is gone from its
-        cell: most likely that unit's move, its piece not read yet. Taking the side's turn as
-        passed would put its move into the next turn (mirror-read pieces, s42: a white king's
-        move to b5, its piece unsure for 24 frames, recorded after black's move and the next
-        round's initiative cards, and the game a turn out of step from there)."""
-        side = self.state.to_move.value
+        unsure, or empty but not firmly on a card read surely, next to a unit of the side to
+        move that is gone from its cell: most likely that unit's move, its piece not read
+        yet. Taking the side's turn as passed would put its move into the next turn
+        (mirror-read pieces, s42: a white king's move to b5, its piece unsure for 24 frames,
+        recorded after black's move and the next round's initiative cards, and the game a
+        turn out of step from there)."""
         out = []
         for key, (_old, new) in diff.items():
             if not (key.endswith(".card") and new is not None):
@@ -1068,9 +1076,7 @@ class GameTracker:
             if not (read.piece is None and read.occupied is not False
                     or read.occupied is False and read.confidence < FIRM and new in _CODES):
                 continue
-            if any(u.side.value == side and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)
-                   for c in NEIGHBOURS[parse_cell(cell)]
-                   if (u := self.state.units.get(c)) is not None):
+            if self._gone_next_to(cell, seen):
                 out.append(cell)
         return sorted(out)
 
@@ -1083,12 +1089,8 @@ class GameTracker:
         if len(awaited) != 1 or state.is_chance_node() or \
                 state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT):
             return {}
-        side = state.to_move.value
         to = awaited[0]
-        gone = [c for c in NEIGHBOURS[parse_cell(to)]
-                if (u := state.units.get(c)) is not None and u.side.value == side
-                and not str(seen[f"{CELL_NAMES[c]}.unit"]).startswith(side)]
-        return {to: side} if len(gone) == 1 else {}
+        return {to: state.to_move.value} if len(self._gone_next_to(to, seen)) == 1 else {}
 
     def _own_card_covered(self, diff: dict, seen: dict) -> dict[str, str]:
         """The one new card where a unit of the side to move, in its movement, stood and no
