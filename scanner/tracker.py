@@ -436,8 +436,11 @@ def _against_rivals(q: _CardQuestion, best: str, decks: dict[str, list[_CardQues
             continue  # q's reads don't name r's card: no rival
         theirs = dict(r.evidence.ranked(
             (set(r.answers) | held | {q.chosen}).__contains__))
-        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items())
-        pairs.append(mine.get(best, 0.0) * (1.0 - theirs.get(best, 0.0)) / max(apart, 1e-12))
+        # a deck holds two jokers: both places may hold one (val-s19: white's two initiative
+        # jokers, each read 99 % a joker, held each other open at 50 % to the game's end)
+        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items() if c != "JK")
+        clash = 0.0 if best == "JK" else theirs.get(best, 0.0)
+        pairs.append(mine.get(best, 0.0) * (1.0 - clash) / max(apart, 1e-12))
     return min(pairs, default=mine.get(best, 0.0))
 
 

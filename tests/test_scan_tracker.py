@@ -1007,6 +1007,36 @@ def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_togeth
     assert third in tracker.questions
 
 
+def test_a_deck_s_two_jokers_do_not_hold_each_other_open():
+    """A deck holds two jokers: two of its questions each read a joker at 99 % are both
+    jokers, not rivals for one card (val-s19: white's two initiative jokers held each other
+    at 50 % to the game's end); two reads of one single card still are."""
+    from engines.royal_battles.cards import CARDS
+    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
+
+    tracker = GameTracker()
+
+    def question(key, text, reads, chosen):
+        e = CardEvidence()
+        e.add(reads)
+        q = _CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
+                          list(CARDS), e, chosen)
+        tracker.questions.append(q)
+        return q
+
+    first = question("init.white", "white initiative JK", [("JK", 0.99), ("QS", 0.01)], "JK")
+    second = question("d3.card", "white move d2-d3 JK", [("JK", 0.99), ("KC", 0.01)], "JK")
+    decks = tracker._questions_by_deck()
+    assert _against_rivals(first, "JK", decks) >= SWITCH
+    assert _against_rivals(second, "JK", decks) >= SWITCH
+    # the same for a card the deck holds once: the two places can't both hold it
+    third = question("init.black", "black initiative QS", [("QS", 0.99), ("JK", 0.01)], "QS")
+    fourth = question("e3.card", "black move d2-e3 QS", [("QS", 0.99), ("KS", 0.01)], "QS")
+    decks = tracker._questions_by_deck()
+    assert _against_rivals(third, "QS", decks) < 0.9
+    assert _against_rivals(fourth, "QS", decks) < 0.9
+
+
 def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
     """The reverse of the tie above: white's 2H leans to 2H, so the game goes on with a tie
     and a redraw. A later movement card is read unsure (a second question). A player names
