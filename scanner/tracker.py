@@ -24,6 +24,10 @@ every later change is unexplained and the rest of the game would be lost. After 
 distinct changes in a row that nothing explains, the tracker takes the units' cells and the top
 cards from the table as it is believed (a "re-read" event, flagged for the players to check),
 and reads the game on from there.
+
+Changes to the tracker are chosen on the validation games (`royal-table scan validation`: decks
+and piece sets the fixtures do not use); the committed fixtures, three of them held out, only
+report (session 20: fixes made one fixture failure at a time had fitted the tracker to them).
 """
 
 from __future__ import annotations
