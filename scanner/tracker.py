@@ -448,6 +448,18 @@ def _against_rivals(q: _CardQuestion, best: str, decks: dict[str, list[_CardQues
     return min(pairs, default=mine.get(best, 0.0))
 
 
+def _of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
+    """The allowed card whose rank the reads give the most weight (None if none shares a rank
+    with any card read)."""
+    mass: dict[int, float] = {}
+    for code, p in evidence.ranked():
+        rank = parse_card(code).rank
+        mass[rank] = mass.get(rank, 0.0) + p
+    best = max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
+               key=lambda c: mass[parse_card(c).rank], default=None)
+    return best
+
+
 def _entries_of(q) -> list[int]:
     """The journal entries a question's answer is written into."""
     return [q.entry] if isinstance(q, _CardQuestion) else list(q.entries)
@@ -1785,6 +1797,16 @@ class GameTracker:
             code = ranked[0][0]
             self._take_card(key, place, code, legal, evidence, watched=False)
             return code, []
+        if not ranked and key == self._go_on_with and evidence is not None:
+            # the table has moved on and the rules rule out every card the reader named: go on
+            # with an allowed card of the rank it read (it tells ranks apart far better than
+            # suits), as an open question (val-s7: a KD under a rook read JS, JC or JD, JD
+            # already laid; the move was lost and the game parted ways with the table)
+            code = _of_the_rank_read(evidence, legal)
+            if code is not None:
+                self._take_card(key, place, code, legal, evidence, watched=False)
+                return code, [f"no card the reader named is allowed on {place}: going on with "
+                              f"{code}, of the rank it read; check it"]
         self._held_card = key
         self._held_keys = set(self._diff())
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in sorted(ranked, key=lambda r: -r[1])[:3]) \

@@ -1627,3 +1627,44 @@ def test_a_unit_never_seen_on_its_set_up_card_is_placed_once_initiative_cards_li
     # is placed last among its side's, whenever it was put down)
     first_move = next(i for i, t in enumerate(want) if t.split()[1] == "move")
     assert sorted(texts[:first_move + 8]) == sorted(want[:first_move + 8]), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_card_read_only_as_cards_the_rules_refuse_goes_on_with_one_of_its_rank(seed):
+    # session 20, val-s7: a KD under a rook read JS, JC or JD, JD already laid and the others
+    # the standing card's colour: "no usable reading" held the move until the game parted
+    # ways with the table. Once the table moves on, an allowed card of the rank read stands
+    # in as an open question, and the game goes on.
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    prev, pick = steps[0][1], None
+    for i, (action, pos) in enumerate(steps):
+        words = action.split()
+        if words[1] == "move" and words[2].split("-")[0] != words[2].split("-")[1] \
+                and words[3] != "JK":
+            frm, to = words[2].split("-")
+            standing = prev["board"][frm]["cards"][-1]
+            if standing != "JK":
+                black = standing[-1] in "SC"
+                refused = words[3][:-1] + ("C" if black else "D")  # the standing card's colour
+                pick = (i, to, refused)
+                break
+        prev = pos
+    assert pick is not None
+    i, to, refused = pick
+    move = steps[i][0]
+    first = len(frames_of(steps[:i], _empty(steps), seed=seed))
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        cell = frame.cells[to]
+        # read so for as long as that card lies on top there
+        if frame.frame_index >= first and not frame.occluded and cell.card is not None \
+                and cell.card.card == move.split()[3]:
+            cell.card = CardReading(card=None, confidence=0.5, candidates=[(refused, 0.99)])
+        tracker.update(frame)
+    texts = [e.text for e in tracker.events]
+    moved = [t for t in texts if t.startswith(" ".join(move.split()[:3]) + " ")]
+    assert moved, tracker.holding
+    assert moved[0].split()[3][:-1] == move.split()[3][:-1]  # the rank read
+    assert len(texts) >= texts.index(moved[0]) + 10  # the game goes on past it
