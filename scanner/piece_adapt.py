@@ -150,15 +150,13 @@ def adapt_from_crops(clf: PieceClassifier, crops: np.ndarray, labels: list[str],
     g = np.arange(len(y)) if groups is None else np.unique(np.asarray(groups),
                                                              return_inverse=True)[1]
     crops = np.asarray(crops)
+    desc = clf.embed(crops)
     if mirror and len(crops):
         # a classifier that reads each crop with its mirror image gives a crop and its mirror
         # image one descriptor: it is taken twice, as the mirrored copy would be, not run again
-        desc = clf.embed(crops)
         desc = np.concatenate([desc, desc if clf.mirror else clf.embed(crops[:, :, ::-1])])
         y = np.concatenate([y, y])
         g = np.concatenate([g, g])  # a mirrored crop is no independent example
-    else:
-        desc = clf.embed(crops)
     emb = desc[:, :clf.embed_dim]
     clf.prototypes = adapt_from_embeddings(clf.base_prototypes, emb, y)
     clf.scale = fit_scale(clf.prototypes, emb, y, g)

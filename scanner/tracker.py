@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
 from engines.royal_battles.board import NEIGHBOURS, is_melee, offset, parse_cell
-from engines.royal_battles.cards import CARDS, parse_card
+from engines.royal_battles.cards import CARDS, DECK, parse_card
 from engines.royal_battles.position import from_json, to_json
 from engines.royal_battles.units import UNIT_KINDS
 
@@ -329,6 +329,7 @@ def _card_value(card, believed: object, board: bool = True) -> object:
 
 
 _CODES = frozenset(CARDS)
+_ONCE = frozenset(c.code for c in DECK if DECK.count(c) == 1)  # cards a deck holds once
 
 
 def _colour(code: str) -> str | None:
@@ -440,10 +441,11 @@ def _against_rivals(q: _CardQuestion, best: str, decks: dict[str, list[_CardQues
             continue  # q's reads don't name r's card: no rival
         theirs = dict(r.evidence.ranked(
             (set(r.answers) | held | {q.chosen}).__contains__))
-        # a deck holds two jokers: both places may hold one (val-s19: white's two initiative
-        # jokers, each read 99 % a joker, held each other open at 50 % to the game's end)
-        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items() if c != "JK")
-        clash = 0.0 if best == "JK" else theirs.get(best, 0.0)
+        # only a card the deck holds once can't lie in both places: it holds two jokers
+        # (val-s19: white's two initiative jokers, each read 99 % a joker, held each other
+        # open at 50 % to the game's end)
+        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items() if c in _ONCE)
+        clash = theirs.get(best, 0.0) if best in _ONCE else 0.0
         pairs.append(mine.get(best, 0.0) * (1.0 - clash) / max(apart, 1e-12))
     return min(pairs, default=mine.get(best, 0.0))
 
@@ -455,9 +457,8 @@ def _of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
     for code, p in evidence.ranked():
         rank = parse_card(code).rank
         mass[rank] = mass.get(rank, 0.0) + p
-    best = max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
+    return max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
                key=lambda c: mass[parse_card(c).rank], default=None)
-    return best
 
 
 def _entries_of(q) -> list[int]:
@@ -474,6 +475,11 @@ def _set_entries(q, entries: list[int]) -> None:
 
 # what the tracker fills in for the unseen parts of a turn (`_finish_turn`, `_make_room_for`)
 _FILLER_VERBS = ("pass", "no-attack", "keep", "skip-draw", "take-draw")
+
+
+def _surely_empty(read) -> bool:
+    """Did a piece read see its cell empty, firmly?"""
+    return read is not None and read.occupied is False and read.confidence >= FIRM
 
 
 def _is_filler(entry: str) -> bool:
@@ -675,8 +681,7 @@ class GameTracker:
             read = reading.cells.get(cell)
             piece = read.piece if read is not None else None
             if parse_cell(cell) not in self.state.units or (
-                    piece is not None and piece.occupied is not None
-                    and (piece.occupied or piece.confidence >= FIRM)):
+                    piece is not None and piece.occupied is True) or _surely_empty(piece):
                 self._misread_empty.discard(cell)  # moved on, or read surely either way
             elif values.get(f"{cell}.unit") is None:
                 values[f"{cell}.unit"] = _UNSURE
@@ -1030,8 +1035,7 @@ class GameTracker:
         as passed and white's rook, still on a4, as the mover)."""
         state = self.state
         side = state.to_move
-        waiting = state.phase in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT) \
-            and not state.is_chance_node()
+        waiting = self._yet_to_move
         out: dict[str, str] = {}
         for to in laid:
             read_as = str(seen[f"{to}.unit"]).split("-")[0]
@@ -1066,6 +1070,12 @@ class GameTracker:
         after = [c for c in sources if c not in before]
         return (after, before) if len(after) == 1 else (sources, [])
 
+    @property
+    def _yet_to_move(self) -> bool:
+        """Is the side to move before or in its movement (no draw of a round pending)?"""
+        return self.state.phase in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT) \
+            and not self.state.is_chance_node()
+
     def _gone_next_to(self, cell: str, seen: dict) -> list[int]:
         """The cells next to `cell` whose unit, of the side to move, is no longer seen there."""
         side = self.state.to_move.value
@@ -1093,7 +1103,7 @@ class GameTracker:
             # unsure, or empty but not firmly on a card read surely (val-s35: a paper queen
             # on the KC it moved to read empty at 83-86 %; the game waited from there)
             if not (read.piece is None and read.occupied is not False
-                    or read.occupied is False and read.confidence < FIRM and new in _CODES):
+                    or read.occupied is False and not _surely_empty(read) and new in _CODES):
                 continue
             if self._gone_next_to(cell, seen):
                 out.append(cell)
@@ -1104,12 +1114,10 @@ class GameTracker:
         movement, is gone from next to it: that unit's move, its piece not read on the card
         ({cell: side}). Waiting for the piece lost the game where it never was read before
         it moved on (val-s58: a brutalchess pawn on a nicu joker, unsure for 45 frames)."""
-        state = self.state
-        if len(awaited) != 1 or state.is_chance_node() or \
-                state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT):
+        if len(awaited) != 1 or not self._yet_to_move:
             return {}
         to = awaited[0]
-        return {to: state.to_move.value} if len(self._gone_next_to(to, seen)) == 1 else {}
+        return {to: self.state.to_move.value} if len(self._gone_next_to(to, seen)) == 1 else {}
 
     def _own_card_covered(self, diff: dict, seen: dict) -> dict[str, str]:
         """The one new card where a unit of the side to move, in its movement, stood and no
@@ -1118,7 +1126,7 @@ class GameTracker:
         as gone (val-s23: a dreamchess pawn on the QH it laid read empty at 93 %; the move was
         never taken and the game fell behind from there)."""
         state = self.state
-        if state.is_chance_node() or state.phase not in (Phase.PRE_TURN_DRAW, Phase.MOVEMENT):
+        if not self._yet_to_move:
             return {}
         side = state.to_move.value
         out = {}
@@ -1129,8 +1137,7 @@ class GameTracker:
             unit = state.units.get(parse_cell(cell))
             read = self._piece_reads.get(cell)
             if unit is None or unit.side.value != side or seen[f"{cell}.unit"] is not None \
-                    or (read is not None and read.occupied is False
-                        and read.confidence >= FIRM):
+                    or _surely_empty(read):
                 continue
             out[cell] = side
         return out if len(out) == 1 else {}
