@@ -301,7 +301,8 @@ class CardReader:
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray],
                    face_below_px: float | None = None,
                    maps: list[tuple[np.ndarray, np.ndarray] | None] | None = None,
-                   faces_up: bool = False) -> list[CardReading]:
+                   faces_up: bool = False, in_portrait_order: bool = False
+                   ) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
         nearer vertical). `face_below_px` overrides the width under which the whole-card model
@@ -310,12 +311,16 @@ class CardReader:
         `maps`: per quad, `rectify_maps` of its portrait order where the caller keeps them.
         `faces_up`: every card lies face up (a Royal Battles board and its initiative piles):
         the card-back class is ruled out, so a face the models take for a back (a joker's
-        picture with no index) is read as the face it most resembles, or left unsure."""
+        picture with no index) is read as the face it most resembles, or left unsure.
+        `in_portrait_order`: the quads are already in `portrait_order`, decided where the
+        card's true sides are known (the board scanner's metric patch); otherwise the image's
+        side lengths decide, right for cards seen from above."""
         if not quads:
             return []
         if image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
-        ordered = [portrait_order(q) for q in quads]
+        ordered = [np.asarray(q, np.float32).reshape(4, 2) if in_portrait_order
+                   else portrait_order(q) for q in quads]
         cards = np.empty((len(ordered), CANON_H, CANON_W, 3), np.uint8)
         for i, (card, q) in enumerate(zip(cards, ordered, strict=True)):
             if maps is not None and maps[i] is not None:

@@ -119,7 +119,7 @@ class TableScanner:
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
         # those quads' rectification maps for the reader, kept for the most recent ones
-        self._rect_maps = KeptMaps(lambda q: rectify_maps(portrait_order(q)), RECTIFY_MAPS)
+        self._rect_maps = KeptMaps(rectify_maps, RECTIFY_MAPS)  # quads come in portrait order
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
@@ -174,6 +174,9 @@ class TableScanner:
                 corners = self._fine[b][1][f][1] + [pw / 2, ph / 2]
                 quad = self.profile._distort(apply_h(self._patches[key], corners)) \
                     .astype(np.float32)
+                # portrait order by the card's true sides (the patch is metric), not by how
+                # the camera foreshortens them
+                quad = portrait_order(quad, plane=corners)
                 self._quads[(key, b, f)] = quad
             out[key] = (quad.copy(), float(top[i]))
         return out
@@ -245,7 +248,7 @@ class TableScanner:
         readings = self.reader.read_quads(image, [found[k] for k in keys],
                                           face_below_px=math.inf,
                                           maps=[self._rect_maps(found[k]) for k in keys],
-                                          faces_up=self.faces_up)
+                                          faces_up=self.faces_up, in_portrait_order=True)
         by_key = dict(zip(keys, readings, strict=True))
         self._board_frame(readings)
         for cell in CELLS:

@@ -25,12 +25,17 @@ _OPPOSITE = np.array([2, 3, 0, 1])
 CANON_RECT = np.array([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]], np.float32)
 
 
-def portrait_order(quad: np.ndarray) -> np.ndarray:
+def portrait_order(quad: np.ndarray, plane: np.ndarray | None = None) -> np.ndarray:
     """Reorder a clockwise quad so its first side (corner 0 -> 1) is a short side: the card read
     as portrait. Of the two portrait orders (180° apart) the one starting nearer the image's
-    top-left is kept; the reader looks at both index diagonals anyway."""
+    top-left is kept; the reader looks at both index diagonals anyway.
+    `plane`: the same four corners where lengths are true (the board plane), which then decides
+    the short side. Seen from the side, a card's long side foreshortens: below ~46° elevation a
+    portrait card pointing at the camera looks landscape in the image, and ordered by the image
+    its index reached the reader turned a quarter and squashed."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
-    d = q[_NEXT] - q
+    p = q if plane is None else np.asarray(plane, np.float64).reshape(4, 2)
+    d = p[_NEXT] - p
     s = np.sqrt((d * d).sum(1))
     if s[0] + s[2] > s[1] + s[3]:
         q = q[_NEXT]  # 0->1 was long: start one corner later

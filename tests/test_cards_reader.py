@@ -358,7 +358,7 @@ def test_kept_rectification_maps_give_the_warped_card(reader):
     assert 20 <= len(scanner._rect_maps) <= 37
     again = scanner.scan(still)
     quads = [c.card.corners for c in first.cells.values() if c.card is not None]
-    plain = reader.read_quads(still, quads, face_below_px=np.inf)
+    plain = reader.read_quads(still, quads, face_below_px=np.inf, in_portrait_order=True)
     mapped = [c.card for c in again.cells.values() if c.card is not None]
     assert [r.card for r in plain] == [r.card for r in mapped]
     assert len(scanner._rect_maps) <= 37  # the same quads: no new maps
@@ -440,3 +440,39 @@ def test_cards_on_a_table_as_white_as_they_are_are_found_by_their_outline():
         d = [np.abs(portrait_order(f) - portrait_order(q)).max() for f in found]
         assert d and min(d) < 6.0, f"card at {q.mean(0)} not found"
     assert len(found) == len(cards)  # not the pips, not the table
+
+
+def test_portrait_order_by_the_true_sides_where_the_camera_foreshortens_them():
+    """A portrait card pointing at a low camera looks landscape in the image: given its
+    corners on the board plane, the short side is decided there."""
+    plane = np.float64([[0, 0], [63, 0], [63, 88], [0, 88]])  # 0 -> 1 is the short side
+    image = np.float32([[100, 100], [200, 100], [195, 160], [105, 160]])  # long side squashed
+    assert np.array_equal(portrait_order(image, plane=plane), image)
+    by_image = portrait_order(image)
+    assert not np.array_equal(by_image, image)  # the image alone turns it a quarter
+
+
+def test_cards_seen_from_a_low_camera_are_read_upright(reader):
+    """At 38° elevation each portrait card's long side is shorter in the frame than its short
+    side. Ordered by the image, all seven were read 'landscape' and four left unread (session
+    21); ordered by the board they are portrait and read."""
+    import dataclasses
+
+    from models.renderer import Scene, render_scene
+
+    scene = dataclasses.replace(
+        Scene.random(11, split="train", designs=["gnome-berlin"], width=1280, height=720),
+        elevation=38.0, azimuth=0.0, roll=0.0, defocus=0.0, motion=0.0, noise=1.0, jpeg=95,
+        board_fraction=0.9, glare=0.0, shadow=0.0, k1=0.0, k2=0.0, target=(4.0, 0.0))
+    cards = ["7C", "QH", "4S", "10D", "KC", "3H", "8S"]
+    position = {"board": {f"{f}3": {"cards": [c], "orientation": "portrait"}
+                          for f, c in zip("abcdefg", cards, strict=True)},
+                "initiative": {"white": None, "black": None}}
+    res = render_scene(position, scene)
+    reading = TableScanner(truth_profile(res.truth), reader).scan(res.image)
+    seen = [reading.cells[f"{f}3"].card for f in "abcdefg"]
+    assert all(c is not None and c.orientation == "portrait" for c in seen)
+    q = seen[0].corners
+    assert np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1])  # looks landscape
+    assert sum(c.card == want for c, want in zip(seen, cards, strict=True)) >= 6
+    assert all(c.card in (None, want) for c, want in zip(seen, cards, strict=True))

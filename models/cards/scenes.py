@@ -28,9 +28,9 @@ import numpy as np
 
 from models.cards.dataset import CLASSES, NONE
 from models.cards.face import FACE_SIZE  # the whole-card model's input (w, h)
-from scanner.rectify import corner_crops, portrait_order, rectify
+from scanner.rectify import corner_crops, rectify
 
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: quads in the board's portrait order
 FRAME_SIZES = [(1280, 720), (960, 540), (1920, 1080), (1280, 720)]
 HIDDEN, PARTLY = 0.5, 0.15  # occluded share of a crop's index region: no index / left out
 DROP = -1
@@ -68,7 +68,7 @@ def still_crops(seed: int, designs: list[str]) -> dict[str, np.ndarray]:
         if q is None or finder_missed(q, truth_q):
             continue
         width = float(np.linalg.norm(truth_q[1] - truth_q[0]))
-        ordered = portrait_order(q)
+        ordered = q  # the board finder gives its quads in portrait order
         # which face corner each quad corner sits on: face top-left (0) and bottom-right (2)
         # carry the index
         d = np.linalg.norm(ordered[:, None] - truth_q[None], axis=2)
