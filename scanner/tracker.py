@@ -1471,9 +1471,14 @@ class GameTracker:
             if moved_next_door:
                 continue
             # a card just laid next door with no unit on it yet: the unit is on its way there
-            # (a flat token moved off its cell can be seen gone before it is seen arrived)
+            # (a flat token moved off its cell can be seen gone before it is seen arrived).
+            # For a unit of the side yet to move any new card will do, read or not: only the
+            # enemy's attack takes a unit off, and the enemy has had its turn (val-s47: a
+            # queen lifted toward an orell joker whose picture no reader leans on was taken
+            # off the board, and the game parted ways with the table from there)
+            own_move = self._yet_to_move and old.split("-")[0] == state.to_move.value
             if any(f"{CELL_NAMES[c]}.card" in diff and seen[f"{CELL_NAMES[c]}.unit"] is None
-                   and self._looks_laid(f"{CELL_NAMES[c]}.card", seen)
+                   and (own_move or self._looks_laid(f"{CELL_NAMES[c]}.card", seen))
                    for c in NEIGHBOURS[parse_cell(cell)]):
                 continue
             unit = self.state.units[parse_cell(cell)]

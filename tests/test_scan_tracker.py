@@ -1668,3 +1668,33 @@ def test_a_card_read_only_as_cards_the_rules_refuse_goes_on_with_one_of_its_rank
     assert moved, tracker.holding
     assert moved[0].split()[3][:-1] == move.split()[3][:-1]  # the rank read
     assert len(texts) >= texts.index(moved[0]) + 10  # the game goes on past it
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_unit_of_the_side_to_move_gone_beside_an_unread_new_card_is_on_its_way(seed):
+    # session 21, val-s47: a queen lifted off g1 toward the orell joker just laid on g2, a
+    # picture no reader leans on, was taken off the board; only the enemy's attack takes a
+    # unit off, so a unit of the side yet to move gone beside a new card is moving there
+    from scanner.detections import CardReading, PieceReading
+    from tests.tracker_sim import reading_of
+
+    steps = record_game(seed)
+    i = next(i for i, (a, _p) in enumerate(steps) if a.split()[1] == "move"
+             and len(set(a.split()[2].split("-"))) == 2)
+    move, after = steps[i]
+    frm, to = move.split()[2].split("-")
+    before = frames_of(steps[:i], _empty(steps), seed=seed)
+    rest = frames_of(steps, _empty(steps), seed=seed)[len(before):]
+    lifted = []
+    for k in range(8):  # the card lies, unread; the unit is in the player's hand
+        frame = reading_of(after, len(before) + k)
+        frame.cells[to].card = CardReading(card=None, confidence=0.3, candidates=[
+            ("2C", 0.3), ("7D", 0.25), ("QH", 0.2)])
+        frame.cells[to].piece = PieceReading("empty", 1.0, occupied=False)
+        lifted.append(frame)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in before + lifted + rest:
+        tracker.update(frame)
+    texts = [e.text for e in tracker.events]
+    assert not any(t.endswith(f"removed {frm}") for t in texts if t not in truth_events(steps))
+    assert texts == truth_events(steps), tracker.holding
