@@ -624,6 +624,7 @@ class GameTracker:
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
+        self._card_since: dict[str, int] = {}  # frame a card key's belief last changed
         self._unit_since: dict[str, int] = {}  # frame a cell's believed unit was believed there
         self._held_card: str | None = None  # the card key a hold is about
         self._held_keys: set[str] = set()  # what differed from the engine then
@@ -719,6 +720,8 @@ class GameTracker:
                     self._first_seen.setdefault(key[:-5], reading.frame_index)
                     self._unit_since[key[:-5]] = reading.frame_index
                     self._gone_since.pop(key[:-5], None)
+                else:
+                    self._card_since[key] = reading.frame_index
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
         for name, cell in reading.cells.items():
@@ -977,7 +980,8 @@ class GameTracker:
         # stands was not laid this turn (a misread, or a card knocked aside) and ends no turn
         laid = [k[:-5] for k, (_old, new) in diff.items()
                 if k.endswith(".card") and new is not None
-                and isinstance(seen.get(k[:-5] + ".unit"), str)]
+                and isinstance(seen.get(k[:-5] + ".unit"), str)
+                and not self._before_own_last_move(k, str(seen[k[:-5] + ".unit"]))]
         # a unit taken off belongs after the attacker's move and before its owner's next one
         if self._removal(diff, seen, frame, before_moves=not laid):
             return True
@@ -1069,6 +1073,21 @@ class GameTracker:
         before = [c for c in sources if self._gone_since.get(c, frame) <= last_move]
         after = [c for c in sources if c not in before]
         return (after, before) if len(after) == 1 else (sources, [])
+
+    def _before_own_last_move(self, key: str, unit: str) -> bool:
+        """Was the card at `key` seen as it is now already when the side of the `unit` on it
+        last moved, that move taking another card? Then it is no movement card of that side's
+        next turn: one card a turn, and that turn's was another (val-s47: a hand moving a
+        pawn beside the queen on g2 spoilt the joker's look there, read JC at 60 %; once the
+        next round's initiative cards lay that look was taken for white's new move, a round
+        before its real one)."""
+        since = self._card_since.get(key)
+        if since is None:
+            return False
+        side = unit.split("-")[0]
+        last = next((e.frame for e in reversed(self.events)
+                     if e.kind == "move" and e.text.startswith(side + " ")), None)
+        return last is not None and since <= last
 
     @property
     def _yet_to_move(self) -> bool:
