@@ -45,3 +45,24 @@ def test_a_club_has_a_round_top_and_a_spade_a_point():
 def test_scaled_keeps_the_height_asked_for():
     m = drawn_suit("D", np.random.default_rng(0))
     assert _scaled(m, 9).shape[0] == 9 and _scaled(m, 1).shape[0] == 1
+
+
+def test_court_cards_are_sometimes_printed_with_another_language_s_letters():
+    """German (B, D, K), French (V, D, R) and Scandinavian (Kn, D, K) courts: the validation
+    deck gnome-berlin prints B and D, and its jacks and queens were read as other courts."""
+    import numpy as np
+
+    from models.cards.procedural import FOREIGN_COURTS, court_letters
+
+    rng = np.random.default_rng(0)
+    printed = {r: [court_letters(r, rng) for _ in range(2000)] for r in ("J", "Q", "K", "7")}
+    assert set(printed["J"]) == {"J", "B", "V", "Kn"}
+    assert set(printed["Q"]) == {"Q", "D"}
+    assert set(printed["K"]) == {"K", "R"}
+    assert set(printed["7"]) == {"7"}
+    foreign = sum(t != "Q" for t in printed["Q"]) / 2000
+    assert abs(foreign - FOREIGN_COURTS) < 0.04
+    # no letter stands for two ranks (a Dutch V for the queen would clash with the French jack)
+    letters = {r: set(v) - {r} for r, v in printed.items() if r in "JQK"}
+    assert not (letters["J"] & letters["Q"]) and not (letters["Q"] & letters["K"]) \
+        and not (letters["J"] & letters["K"])

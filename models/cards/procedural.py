@@ -21,7 +21,7 @@ import numpy as np
 
 from models.renderer.assets import CARD_H, CARD_W
 
-VERSION = 2  # bump when the faces drawn change: training caches of procedural data key on it
+VERSION = 3  # bump when the faces drawn change: training caches of procedural data key on it
 FONT_PACKAGES = ["fonts-dejavu-core", "fonts-dejavu-extra", "fonts-liberation2",
                  "fonts-freefont-ttf", "fonts-urw-base35"]
 FONT_DIR = Path("/usr/share/fonts")
@@ -229,6 +229,22 @@ def _picture(face: np.ndarray, rng: np.random.Generator, box: tuple[int, int, in
             cv2.fillPoly(face, [pts], col)
 
 
+# Court letters other than J, Q, K that decks at real tables print: German (Bube, Dame, König),
+# French (Valet, Dame, Roi), Scandinavian (Knekt, Dame, Konge). The validation deck
+# gnome-berlin prints B, D, K, and its queens and jacks were read as J and K. Dutch decks'
+# V for the queen (Vrouw) would clash with the French jack, so they are left out.
+COURT_LETTERS = ({"J": "B", "Q": "D", "K": "K"}, {"J": "V", "Q": "D", "K": "R"},
+                 {"J": "Kn", "Q": "D", "K": "K"})
+FOREIGN_COURTS = 0.3  # share of procedural court cards printed with one of those sets
+
+
+def court_letters(rank: str, rng: np.random.Generator) -> str:
+    """The rank as a procedural deck prints it: a court card sometimes in another language."""
+    if rank not in ("J", "Q", "K") or rng.random() >= FOREIGN_COURTS:
+        return rank
+    return COURT_LETTERS[int(rng.integers(len(COURT_LETTERS)))][rank]
+
+
 def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") -> np.ndarray:
     """One procedural card face (or "back") as a CARD_H x CARD_W BGRA image, like
     `models.renderer.assets.card_image`: index at the top-left and (turned) bottom-right."""
@@ -275,7 +291,7 @@ def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") ->
             letters = [_glyph("JOKER", font, int(rank_h * 0.45))]
         marks = letters
     else:
-        txt = rank
+        txt = court_letters(rank, rng)
         marks = [_glyph(txt, font, rank_h, stroke)]
         if rank == "10" and rng.random() < 0.3:  # some decks squeeze the 10
             g = marks[0]
@@ -309,7 +325,7 @@ def card_face(rng: np.random.Generator, code: str, joker_colour: str = "red") ->
         _picture(face, rng, (mx0, my0, mx1, my1), [ink, rng.uniform(0, 255, 3),
                                                     rng.uniform(0, 255, 3)])
         if rng.random() < 0.5 and not joker:  # a big letter in the picture, as some decks do
-            g = _glyph(rank, font, int(H * rng.uniform(0.2, 0.35)))
+            g = _glyph(txt, font, int(H * rng.uniform(0.2, 0.35)))
             _stamp(face, g, (W - g.shape[1]) // 2, (H - g.shape[0]) // 2, ink)
     else:
         n = 1 if rank == "A" else int(rank)
