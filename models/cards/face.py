@@ -15,6 +15,7 @@ Needs the 'train' extra (torch CPU, onnx); runtime never imports this module.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -43,8 +44,10 @@ from scanner.rectify import normalise
 
 # w, h of the rectified card the model sees. 60 x 84 was trained and measured in session 10
 # (MODEL_CARD.md, "Tried in session 10"): it reads suits better, but the chain on the held-out
-# fixture lost 15 moves and the frame took 12 ms more, so it was not kept
-FACE_SIZE = (30, 42)
+# fixture lost 15 moves and the frame took 12 ms more, so it was not kept. The environment's
+# ROYAL_TABLE_FACE_SIZE (e.g. 60x84) trains and cuts scene data at another size, for such
+# experiments; the reader takes the size from the model's json
+FACE_SIZE = tuple(int(v) for v in os.environ.get("ROYAL_TABLE_FACE_SIZE", "30x42").split("x"))
 MODEL_FILE = HERE / "card_face.onnx"
 META_FILE = HERE / "card_face.json"
 WIDTHS = (22.0, 130.0)
