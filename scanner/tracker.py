@@ -1066,8 +1066,7 @@ class GameTracker:
         last move before this frame was read had left before this move began, so it is the one
         taken off. Returns the sources left, and those ruled out (s42: two black rooks, one
         removed at d4 a hundred frames before the other moved to e4, held the game to its end)."""
-        last_move = max((e.frame for e in self.events if e.kind == "move" and e.frame < frame),
-                        default=None)
+        last_move = self._last_move_frame(before=frame)
         if last_move is None:
             return sources, []
         before = [c for c in sources if self._gone_since.get(c, frame) <= last_move]
@@ -1084,10 +1083,15 @@ class GameTracker:
         since = self._card_since.get(key)
         if since is None:
             return False
-        side = unit.split("-")[0]
-        last = next((e.frame for e in reversed(self.events)
-                     if e.kind == "move" and e.text.startswith(side + " ")), None)
+        last = self._last_move_frame(side=unit.split("-")[0])
         return last is not None and since <= last
+
+    def _last_move_frame(self, side: str | None = None, before: int | None = None
+                         ) -> int | None:
+        """The frame of the last move event (of `side`, before frame `before`, where given)."""
+        return max((e.frame for e in self.events if e.kind == "move"
+                    and (side is None or e.text.startswith(side + " "))
+                    and (before is None or e.frame < before)), default=None)
 
     @property
     def _yet_to_move(self) -> bool:
