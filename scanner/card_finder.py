@@ -27,8 +27,12 @@ def whiteness(image: np.ndarray) -> np.ndarray:
     return cv2.min(cv2.min(b, g), r)
 
 
-def _candidates(mask: np.ndarray, min_area: float, max_area: float) -> list[np.ndarray]:
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+def _candidates(mask: np.ndarray, min_area: float, max_area: float,
+                holes: bool = False) -> list[np.ndarray]:
+    """Card-like quads among a binary mask's outer contours (and, with `holes`, the contours
+    of the holes in it)."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_CCOMP if holes else cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
     out = []
     for c in contours:
         area = cv2.contourArea(c)
@@ -81,6 +85,20 @@ def _dedupe(scored: list[tuple[float, np.ndarray]]) -> list[np.ndarray]:
     return kept
 
 
+def _without_clusters(quads: list[np.ndarray]) -> list[np.ndarray]:
+    """Drop an outline that holds the centres of two or more other cards: cards that touch
+    traced as one."""
+    centres = [quad_centre(q) for q in quads]
+    out = []
+    for i, q in enumerate(quads):
+        poly = q.reshape(-1, 1, 2)
+        inside = sum(cv2.pointPolygonTest(poly, (float(c[0]), float(c[1])), False) >= 0
+                     for j, c in enumerate(centres) if j != i)
+        if inside < 2:
+            out.append(q)
+    return out
+
+
 def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
     """Every card-like quadrilateral in a BGR (or gray) image, as 4x2 float32 corners clockwise
     from the top-left, in the image's own pixels. Never raises on odd images: a blank, black or
@@ -113,17 +131,23 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
             masks.append(cv2.adaptiveThreshold(chan, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
                                                cv2.THRESH_BINARY, block, -12))
         masks.append(cv2.threshold(chan, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1])
-    for m in masks:
-        quads += _candidates(cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel), min_area, max_area)
     # outlines: a card on a white table is no brighter than it, but its edge still shows
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
-    n_mask = len(quads)
     outline = None
     for lo in EDGE_LOW:
-        edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo)
-        edges = cv2.dilate(edges, kernel)
+        edges = cv2.dilate(cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), lo, 3 * lo), kernel)
         outline = edges if outline is None else cv2.max(outline, edges)
-        quads += _candidates(edges, min_area, max_area)  # outer contour of each outline ring
+    # a card touching a bright patch of the table (or another card) merges with it in a
+    # mask, but the edge between them still cuts it off: each mask is read whole and cut
+    cut = cv2.bitwise_not(outline)
+    for m in masks:
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
+        quads += _candidates(m, min_area, max_area)
+        quads += _candidates(cv2.bitwise_and(m, cut), min_area, max_area)
+    n_mask = len(quads)
+    # the outline's outer contour, and the holes in it: a card that touches others is a
+    # hole ringed by its own edge and theirs
+    quads += _candidates(outline, min_area, max_area, holes=True)
     scored = []
     if quads:
         qs = np.array(quads, np.float32)
@@ -148,6 +172,7 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
         # cards in one view are of a size; far smaller quads are pips and index marks
         big = max(quad_area(q) for q in kept)
         kept = [q for q in kept if quad_area(q) >= 0.2 * big]
+        kept = _without_clusters(kept)
     return [(q / scale).astype(np.float32) for q in kept]
 
 
