@@ -8,6 +8,8 @@ A card partly under a piece or another card still yields its outline's minimum-a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -27,12 +29,8 @@ def whiteness(image: np.ndarray) -> np.ndarray:
     return cv2.min(cv2.min(b, g), r)
 
 
-def _candidates(mask: np.ndarray, min_area: float, max_area: float,
-                holes: bool = False) -> list[np.ndarray]:
-    """Card-like quads among a binary mask's outer contours (and, with `holes`, the contours
-    of the holes in it)."""
-    contours, _ = cv2.findContours(mask, cv2.RETR_CCOMP if holes else cv2.RETR_EXTERNAL,
-                                   cv2.CHAIN_APPROX_SIMPLE)
+def _candidates(contours, min_area: float, max_area: float) -> list[np.ndarray]:
+    """Card-like quads among a binary mask's contours."""
     out = []
     for c in contours:
         area = cv2.contourArea(c)
@@ -99,27 +97,41 @@ def _without_clusters(quads: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
-    """Every card-like quadrilateral in a BGR (or gray) image, as 4x2 float32 corners clockwise
-    from the top-left, in the image's own pixels. Never raises on odd images: a blank, black or
-    tiny image simply has no cards."""
+@dataclass
+class TableMasks:
+    """What the finder sees of one photo, at its working size (`scale` of the image): the
+    whiteness, the outer contours of the masks of what is brighter than its surroundings (each
+    mask also cut along the edges; whiteness masks first, `n_white` of them), the dilated edge
+    map and the contours of the holes in it. The corner finder (`card_corners`) reads the
+    same."""
+
+    scale: float
+    whiteness: np.ndarray
+    mask_contours: list[tuple]
+    n_white: int
+    outline: np.ndarray
+    outline_contours: tuple  # the edge map's outer contours and its holes (RETR_CCOMP)
+    outline_holes: np.ndarray  # per outline contour, whether it is a hole
+
+
+def table_masks(image: np.ndarray, max_side: int = 1024) -> TableMasks | None:
+    """The masks of a BGR (or gray) image, or None where it can hold no card (empty, tiny,
+    featureless: blank, black or blown-out)."""
     if image is None or image.size == 0 or image.ndim not in (2, 3):
-        return []
+        return None
     h, w = image.shape[:2]
     if h < 16 or w < 16:
-        return []
+        return None
     scale = min(1.0, max_side / max(h, w))
     small = cv2.resize(image, (int(round(w * scale)), int(round(h * scale))),
                        interpolation=cv2.INTER_AREA) if scale < 1.0 else image
     g = whiteness(small)
     if int(g.max()) - int(g.min()) < 20:
-        return []  # featureless: blank, black or blown-out frame
+        return None
     sh, sw = g.shape[:2]
-    min_area, max_area = MIN_AREA_FRAC * sh * sw, MAX_AREA_FRAC * sh * sw
     # brightness too: court cards' coloured figures are dark in whiteness and would split the
     # card in two, but are bright in the max channel
     v = cv2.max(cv2.max(*cv2.split(small)[:2]), small[:, :, 2]) if small.ndim == 3 else small
-    quads: list[np.ndarray] = []
     kernel = np.ones((3, 3), np.uint8)
     masks = []
     for chan in (g, v):
@@ -140,14 +152,35 @@ def find_cards(image: np.ndarray, max_side: int = 1024) -> list[np.ndarray]:
     # a card touching a bright patch of the table (or another card) merges with it in a
     # mask, but the edge between them still cuts it off: each mask is read whole and cut
     cut = cv2.bitwise_not(outline)
+    contours = []
     for m in masks:
         m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
-        quads += _candidates(m, min_area, max_area)
-        quads += _candidates(cv2.bitwise_and(m, cut), min_area, max_area)
+        for each in (m, cv2.bitwise_and(m, cut)):
+            contours.append(cv2.findContours(each, cv2.RETR_EXTERNAL,
+                                             cv2.CHAIN_APPROX_SIMPLE)[0])
+    rims, hierarchy = cv2.findContours(outline, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    holes = hierarchy[0][:, 3] >= 0 if hierarchy is not None else np.zeros(0, bool)
+    return TableMasks(scale, g, contours, len(contours) // 2, outline, rims, holes)
+
+
+def find_cards(image: np.ndarray, max_side: int = 1024,
+               seen: TableMasks | None = None) -> list[np.ndarray]:
+    """Every card-like quadrilateral in a BGR (or gray) image, as 4x2 float32 corners clockwise
+    from the top-left, in the image's own pixels. Never raises on odd images: a blank, black or
+    tiny image simply has no cards. `seen`: the image's `table_masks`, where already made."""
+    seen = seen if seen is not None else table_masks(image, max_side)
+    if seen is None:
+        return []
+    scale, g, outline = seen.scale, seen.whiteness, seen.outline
+    sh, sw = g.shape[:2]
+    min_area, max_area = MIN_AREA_FRAC * sh * sw, MAX_AREA_FRAC * sh * sw
+    quads: list[np.ndarray] = []
+    for contours in seen.mask_contours:
+        quads += _candidates(contours, min_area, max_area)
     n_mask = len(quads)
     # the outline's outer contour, and the holes in it: a card that touches others is a
     # hole ringed by its own edge and theirs
-    quads += _candidates(outline, min_area, max_area, holes=True)
+    quads += _candidates(seen.outline_contours, min_area, max_area)
     scored = []
     if quads:
         qs = np.array(quads, np.float32)

@@ -18,8 +18,10 @@ import numpy as np
 from .detections import CardReading
 from .rectify import (
     CANON_H,
+    CANON_RECT,
     CANON_W,
     CORNER_NAMES,
+    border_for,
     diagonal_crops,
     normalise,
     portrait_order,
@@ -297,6 +299,45 @@ class CardReader:
         top = np.argsort(-post, axis=1)[:, :n]
         return [[(self.classes[int(i)], round(float(p[i]), 4)) for i in t]
                 for p, t in zip(post, top, strict=True)]
+
+    def read_corners(self, image: np.ndarray, hypotheses: list[tuple[np.ndarray, int]]
+                     ) -> list[CardReading]:
+        """Read one index corner of each card hypothesis (quad clockwise, and 0 or 1: its
+        corner nw or ne, as `card_corners.corner_hypotheses` gives them), for cards the rest
+        of which may lie under others: only that corner is warped and read, by the index
+        model alone, and the card named where its probability reaches the reader's
+        threshold. Card backs are not asked for (a back shows no corner worth reading)."""
+        if not hypotheses:
+            return []
+        if image.ndim == 2:
+            image = np.repeat(image[:, :, None], 3, axis=2)
+        ch, cw = self.crop
+        crops = np.empty((len(hypotheses), ch, cw, 3), np.uint8)
+        to_ne = np.array([[1, 0, -(CANON_W - cw)], [0, 1, 0], [0, 0, 1]], np.float64)
+        for i, (q, corner) in enumerate(hypotheses):
+            q = np.asarray(q, np.float32).reshape(4, 2)
+            M = cv2.getPerspectiveTransform(q, CANON_RECT).astype(np.float64)
+            if corner == 1:  # the ne corner, mirrored as `diagonal_crops` cuts it
+                M = to_ne @ M
+            crop = cv2.warpPerspective(image, M, (cw, ch), flags=cv2.INTER_LINEAR,
+                                       borderMode=border_for(q, image.shape))
+            crops[i] = crop[:, ::-1] if corner == 1 else crop
+        probs = self._no_back(self.classify(crops), True)
+        out = []
+        for (q, corner), p in zip(hypotheses, probs, strict=True):
+            k = int(p[:self.n_cards].argmax())
+            conf = float(p[k])
+            q = np.asarray(q, np.float32).reshape(4, 2)
+            long_axis = (q[3] - q[0]) + (q[2] - q[1])
+            portrait = abs(long_axis[1]) >= abs(long_axis[0])
+            diag = "nw-se" if (corner == 0) == portrait else "ne-sw"
+            top = np.argsort(-p[:self.n_cards])[:3]
+            out.append(CardReading(
+                corners=q, card=self.classes[k] if conf >= self.threshold else None,
+                orientation="portrait" if portrait else "landscape", digit_corners=diag,
+                confidence=conf,
+                candidates=[(self.classes[int(j)], round(float(p[j]), 4)) for j in top]))
+        return out
 
     def read_quads(self, image: np.ndarray, quads: list[np.ndarray],
                    face_below_px: float | None = None,

@@ -195,15 +195,18 @@ def _yolo_code(name: str) -> str:
     return r + suit[0].upper()
 
 
-def bench_real(folder: Path, limit: int | None, log=print, models: Path | None = None) -> dict:
+def bench_real(folder: Path, limit: int | None, log=print, models: Path | None = None,
+               by_corners: bool = True) -> dict:
     """Recall and precision of `cards` on the real photographs. The headline figures are on
     the source photos training may never use (`models.real_photos.fit_source`); the same
-    figures over every photo are under `all_sources` (the figure recorded before session 19)."""
+    figures over every photo are under `all_sources` (the figure recorded before session 19),
+    and those of the photos choices are made on under `fit_sources`. `by_corners`: also the
+    cards only a corner of which shows (`card_corners.cards_in_photo`)."""
     import cv2
 
     from models.real_photos import fit_source, source_of
 
-    from .card_finder import find_cards
+    from .card_corners import cards_in_photo
     from .card_reader import reader_in
 
     names = _class_names(folder / "classes.yaml")
@@ -212,8 +215,8 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
     if limit:
         files = files[:limit]
     counts = {half: dict.fromkeys(("images", "labelled", "found", "answered", "right",
-                                   "wrong"), 0) for half in ("measured", "all")}
-    sources: dict[str, set] = {"measured": set(), "all": set()}
+                                   "wrong"), 0) for half in ("measured", "fit", "all")}
+    sources: dict[str, set] = {"measured": set(), "fit": set(), "all": set()}
     diag_votes = {"nw-se": 0, "ne-sw": 0}
     times, cpu = [], []
     for f in files:
@@ -221,7 +224,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
         if img is None:
             continue
         source = source_of(f.name)
-        halves = ("all",) if fit_source(source) else ("all", "measured")
+        halves = ("all", "fit") if fit_source(source) else ("all", "measured")
         h, w = img.shape[:2]
         boxes = []
         lab = folder / "labels" / (f.stem + ".txt")
@@ -233,7 +236,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
                                                               (cx + bw / 2) * w,
                                                               (cy + bh / 2) * h])))
         t, c = time.perf_counter(), time.process_time()
-        readings = reader.read_quads(img, find_cards(img))
+        readings = cards_in_photo(img, reader, by_corners)
         times.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
         n = dict.fromkeys(("found", "answered", "right", "wrong"), 0)
@@ -273,7 +276,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
                 "recall": c["right"] / max(c["labelled"], 1),
                 "precision": c["right"] / max(c["right"] + c["wrong"], 1)}
 
-    return {**figures("measured"), "all_sources": figures("all"),
+    return {**figures("measured"), "all_sources": figures("all"), "fit_sources": figures("fit"),
             "index_diagonal_votes": diag_votes,
             "cards_ms_median": statistics.median(times) if times else math.nan,
             "cards_cpu_ms_median": statistics.median(cpu) if cpu else math.nan}
@@ -369,6 +372,7 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
             log(f"real photographs: {real}")
             out["real"] = r = bench_real(real, limit, log, models)
             for what, f in (("source photos training never uses", r),
+                            ("source photos choices are made on", r["fit_sources"]),
                             ("all source photos", r["all_sources"])):
                 log(f"  {what}: {f['images']} images from {f['sources']} sources, "
                     f"{f['labelled_cards']} labelled cards: found "

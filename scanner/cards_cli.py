@@ -15,7 +15,7 @@ from pathlib import Path
 def _read(args: argparse.Namespace) -> int:
     import cv2
 
-    from .card_finder import find_cards
+    from .card_corners import cards_in_photo
     from .card_reader import ModelMissingError, reader_in
 
     try:
@@ -39,7 +39,7 @@ def _read(args: argparse.Namespace) -> int:
                                        for x, y in r.corners],
                            "confidence": round(float(r.confidence), 4),
                            "orientation": r.orientation, "digit_corners": r.digit_corners}
-                          for r in reader.read_quads(img, find_cards(img))]
+                          for r in cards_in_photo(img, reader)]
         results.append(entry)
     if args.json:
         print(json.dumps(results if len(results) != 1 else results[0], indent=1))

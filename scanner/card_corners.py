@@ -1,0 +1,175 @@
+"""Cards partly under others, found by a corner that shows.
+
+In a photo of cards fanned or heaped on a table most cards are partly covered: their outline is
+no quadrilateral, so `card_finder` cannot trace them, yet a corner with its index usually shows
+(that is how players hold and lay cards). Where the white of the cards (or the holes in the
+edge map) turns a right angle with two straight arms, a card may lie with that corner there.
+Cards in one photo are of a size, so the whole cards the finder did trace say how far the card
+reaches; the reader then looks at that corner alone, since the rest of the card may be under
+another one and must not be asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .card_finder import TableMasks, find_cards, table_masks
+from .detections import CardReading
+from .rectify import portrait_order
+
+MIN_ARM = 0.25  # of the card's short side: each arm of a corner at least this long
+SQUARE_TOLERANCE = 25.0  # degrees off a right angle a corner may turn (perspective)
+POLY_EPS = 0.06  # of the short side: how closely the outline's polygon follows the contour
+MAX_CORNERS = 48  # a photo's corners looked at, at most (each gives up to 2 hypotheses)
+SAME_CORNER = 0.08  # of the short side: corners nearer than this, with a common arm, are one
+
+
+@dataclass
+class CardCorner:
+    """A right-angled corner of something white: its point and the unit vectors along its two
+    arms (image pixels), with the arms' visible lengths."""
+
+    point: np.ndarray
+    arm_a: np.ndarray
+    arm_b: np.ndarray
+    length_a: float
+    length_b: float
+
+
+def card_size(quads: list[np.ndarray]) -> tuple[float, float] | None:
+    """The median short and long side (image pixels) of whole cards found in one photo."""
+    if not quads:
+        return None
+    short, long_ = [], []
+    for q in quads:
+        p = portrait_order(q)
+        d = np.linalg.norm(np.roll(p, -1, axis=0) - p, axis=1)
+        short.append((d[0] + d[2]) / 2)
+        long_.append((d[1] + d[3]) / 2)
+    return float(np.median(short)), float(np.median(long_))
+
+
+def _corners_of(contour: np.ndarray, short: float) -> list[CardCorner]:
+    """The convex right-angled corners of one contour's polygon with both arms long enough."""
+    poly = cv2.approxPolyDP(contour, POLY_EPS * short, True).reshape(-1, 2).astype(np.float64)
+    n = len(poly)
+    if n < 3:
+        return []
+    # the polygon's winding: a convex corner turns the same way
+    winding = np.sign((poly[:, 0] * np.roll(poly[:, 1], -1)
+                       - np.roll(poly[:, 0], -1) * poly[:, 1]).sum())
+    out = []
+    max_cos = np.sin(np.radians(SQUARE_TOLERANCE))
+    for i in range(n):
+        prev, p, nxt = poly[i - 1], poly[i], poly[(i + 1) % n]
+        a, b = prev - p, nxt - p
+        la, lb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+        if min(la, lb) < MIN_ARM * short or abs(a @ b) > max_cos * la * lb:
+            continue
+        turn = (p - prev)[0] * (nxt - p)[1] - (p - prev)[1] * (nxt - p)[0]
+        if np.sign(turn) != winding:
+            continue
+        out.append(CardCorner(p, a / la, b / lb, la, lb))
+    return out
+
+
+def visible_corners(seen: TableMasks, short: float) -> list[CardCorner]:
+    """Right-angled corners of the white regions and of the holes in the edge map (a card on
+    a table as white as it shows only its edge), in `seen`'s working pixels; `short`, the
+    cards' short side there."""
+    min_area = 0.3 * short * short
+    # the whiteness masks alone: brightness ones add the coloured table's bright patches
+    found: list[CardCorner] = []
+    for contours in seen.mask_contours[:seen.n_white]:
+        for c in contours:
+            if len(c) >= 3 and cv2.contourArea(c) >= min_area:
+                found += _corners_of(c, short)
+    for c, hole in zip(seen.outline_contours, seen.outline_holes, strict=True):
+        if hole and cv2.contourArea(c) >= min_area:
+            found += _corners_of(c, short)
+    # the masks see most corners several times: keep the first of each, the longest-armed
+    # (the surest) first; a cluttered photo's many small corners are cut at MAX_CORNERS
+    found.sort(key=lambda c: -min(c.length_a, c.length_b))
+    kept: list[CardCorner] = []
+    for c in found:
+        if len(kept) == MAX_CORNERS:
+            break
+        if all(np.linalg.norm(c.point - k.point) > SAME_CORNER * short
+               or abs(c.arm_a @ k.arm_a) < 0.9 for k in kept):
+            kept.append(c)
+    return kept
+
+
+def corner_hypotheses(corners: list[CardCorner], short: float, long_: float
+                      ) -> list[tuple[np.ndarray, int]]:
+    """Each corner as the corner of a card of the photo's size, either arm its short side
+    (never shorter than the arms show): (quad clockwise, which of its corners is the seen one,
+    0 or 1). A clockwise quad starting at the seen corner along its short side has it at 0,
+    where an index is printed the usual way up; else the seen corner is its corner 1, where a
+    mirrored photo shows the index."""
+    out = []
+    for c in corners:
+        for s_dir, l_dir, s_len, l_len in ((c.arm_a, c.arm_b, c.length_a, c.length_b),
+                                           (c.arm_b, c.arm_a, c.length_b, c.length_a)):
+            if s_len > 1.25 * short or l_len > 1.5 * long_:
+                continue  # an arm longer than a card's side runs along two cards
+            s, L = max(short, s_len), max(long_, l_len)
+            if L < 1.1 * s:
+                continue
+            p = c.point
+            q = np.array([p, p + s * s_dir, p + s * s_dir + L * l_dir, p + L * l_dir],
+                         np.float32)
+            x, y = q[:, 0], q[:, 1]
+            if (x * np.roll(y, -1) - np.roll(x, -1) * y).sum() > 0:  # clockwise (y down)
+                out.append((q, 0))
+            else:
+                out.append((q[[1, 0, 3, 2]], 1))
+    return out
+
+
+def _box(q: np.ndarray) -> np.ndarray:
+    return np.array([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])
+
+
+def box_iou(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two axis-aligned boxes (x0, y0, x1, y1)."""
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True) -> list[CardReading]:
+    """Every card in an arbitrary photo: the whole outlines `card_finder` traces, read by
+    `reader`, then (`by_corners`) the cards only a corner of which shows, where the reader
+    names that corner's index surely. A card named by a whole outline, or by a surer
+    corner, is not named again from a corner (a photo shows one deck): a corner of a card
+    already read, taken with the wrong arm as its long side, would otherwise name it twice."""
+    seen = table_masks(image)
+    if seen is None:
+        return []
+    quads = find_cards(image, seen=seen)
+    readings = reader.read_quads(image, quads)
+    size = card_size([q * seen.scale for q in quads])
+    if not by_corners or size is None:
+        return readings
+    short, long_ = size
+    boxes = [_box(q) for q in quads]
+    hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
+                                                              short, long_)]
+    hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    named = {r.card for r in readings if r.card is not None}
+    extra = sorted((r for r in reader.read_corners(image, hyps) if r.card is not None),
+                   key=lambda r: -r.confidence)
+    for r in extra:
+        box = _box(r.corners)
+        if r.card in named or any(box_iou(box, b) >= 0.4 for b in boxes):
+            continue
+        readings.append(r)
+        named.add(r.card)
+        boxes.append(box)
+    return readings
