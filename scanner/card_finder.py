@@ -74,8 +74,10 @@ def _dedupe(scored: list[tuple[float, np.ndarray]]) -> list[np.ndarray]:
         dup = False
         for k in kept:
             # inside a cleaner outline of similar size: a fragment or a second trace of it
+            # (not inside a far smaller one: a pip or an index letter ringed cleanly at the
+            # card's middle would take the card with it, and go itself as too small)
             if cv2.pointPolygonTest(k.reshape(-1, 1, 2), (float(c[0]), float(c[1])), False) >= 0 \
-                    and quad_area(k) < 2.2 * quad_area(q):
+                    and quad_area(q) / 2.2 < quad_area(k) < 2.2 * quad_area(q):
                 dup = True
                 break
         if not dup:

@@ -215,7 +215,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
     if limit:
         files = files[:limit]
     counts = {half: dict.fromkeys(("images", "labelled", "found", "answered", "right",
-                                   "wrong"), 0) for half in ("measured", "fit", "all")}
+                                   "wrong", "stray"), 0) for half in ("measured", "fit", "all")}
     sources: dict[str, set] = {"measured": set(), "fit": set(), "all": set()}
     diag_votes = {"nw-se": 0, "ne-sw": 0}
     times, cpu = [], []
@@ -239,7 +239,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
         readings = cards_in_photo(img, reader, by_corners)
         times.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
-        n = dict.fromkeys(("found", "answered", "right", "wrong"), 0)
+        n = dict.fromkeys(("found", "answered", "right", "wrong", "stray"), 0)
         used = set()
         for r in readings:
             q = r.corners
@@ -249,6 +249,8 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
                 v = _iou(bb, b)
                 if v > best and j not in used:
                     best, bi = v, j
+            if r.card is None and max((_iou(bb, b) for _, b in boxes), default=0.0) < 0.1:
+                n["stray"] += 1  # an unread card reported where none is labelled
             if r.card is not None:
                 n["answered"] += 1
                 if r.digit_corners and r.orientation:
@@ -272,6 +274,7 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
         return {"images": c["images"], "sources": len(sources[half]),
                 "labelled_cards": c["labelled"], "found": c["found"],
                 "answered": c["answered"], "read_right": c["right"], "wrong": c["wrong"],
+                "unread_where_no_card": c["stray"],
                 "detection_recall": c["found"] / max(c["labelled"], 1),
                 "recall": c["right"] / max(c["labelled"], 1),
                 "precision": c["right"] / max(c["right"] + c["wrong"], 1)}
@@ -377,7 +380,8 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
                 log(f"  {what}: {f['images']} images from {f['sources']} sources, "
                     f"{f['labelled_cards']} labelled cards: found "
                     f"{100 * f['detection_recall']:.1f} %, recall {100 * f['recall']:.1f} %, "
-                    f"precision {100 * f['precision']:.2f} % (aim 98 %)")
+                    f"precision {100 * f['precision']:.2f} % (aim 98 %); "
+                    f"{f['unread_where_no_card']} unread cards reported where none is labelled")
             log(f"  index diagonal of answered cards (image frame; ne-sw = mirrored photo or "
                 f"landscape card): {r['index_diagonal_votes']}")
             log(f"  cards on a 640x640 photo: median {r['cards_cpu_ms_median']:.1f} ms CPU on one "
