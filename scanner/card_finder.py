@@ -85,6 +85,25 @@ def _dedupe(scored: list[tuple[float, np.ndarray]]) -> list[np.ndarray]:
     return kept
 
 
+def _without_containers(quads: list[np.ndarray]) -> list[np.ndarray]:
+    """Drop the biggest quads while each holds the centres of two or more others of a card's
+    size beside it (at least CONTAINED of its area: not its pips): a patch of table, a
+    mattress or a tray holding the cards, which would make them look like pips beside it."""
+    by_size = sorted(quads, key=quad_area, reverse=True)
+    while len(by_size) > 2:
+        big, area = by_size[0], quad_area(by_size[0])
+        poly = big.reshape(-1, 1, 2)
+        inside = sum(quad_area(q) >= CONTAINED * area and cv2.pointPolygonTest(
+            poly, tuple(float(v) for v in quad_centre(q)), False) >= 0 for q in by_size[1:])
+        if inside < 2:
+            break
+        by_size = by_size[1:]
+    return [q for q in quads if any(q is k for k in by_size)]
+
+
+CONTAINED = 0.1
+
+
 def _without_clusters(quads: list[np.ndarray]) -> list[np.ndarray]:
     """Drop an outline that holds the centres of two or more other cards: cards that touch
     traced as one."""
@@ -205,6 +224,7 @@ def find_cards(image: np.ndarray, max_side: int = 1024,
     kept = _dedupe(scored)
     if kept:
         # cards in one view are of a size; far smaller quads are pips and index marks
+        kept = _without_containers(kept)
         big = max(quad_area(q) for q in kept)
         kept = [q for q in kept if quad_area(q) >= 0.2 * big]
         kept = _without_clusters(kept)
