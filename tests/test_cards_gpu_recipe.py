@@ -1,0 +1,61 @@
+"""The GPU recipe of the index reader (`models.cards.gpu_index`), checked on the CPU: its
+augmentation is the CPU recipe's, its schedule torch's one-cycle, and the packed rasters decode
+to the renderer's cache byte for byte (needs the 'train' extra; skipped without torch)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the training extra: pip install torch==2.13.0")
+
+
+def test_gpu_augmentation_is_seeded_and_looks_like_the_cpu_one():
+    from models.cards.gpu_index import augment_gpu
+    from models.cards.train import augment_index
+
+    x = torch.randn(2048, 3, 52, 32)
+    a = augment_gpu(x.clone(), torch.Generator().manual_seed(3))
+    b = augment_gpu(x.clone(), torch.Generator().manual_seed(3))
+    c = augment_gpu(x.clone(), torch.Generator().manual_seed(4))
+    assert a.shape == x.shape and torch.isfinite(a).all()
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert ((a - x).abs().flatten(1).mean(1) > 0.05).all()
+    ref = augment_index(torch.Generator().manual_seed(3))(x.clone())
+    change, ref_change = (a - x).abs().mean(), (ref - x).abs().mean()
+    assert abs(float(change / ref_change) - 1) < 0.05
+    assert abs(float(a.std() / ref.std()) - 1) < 0.05
+
+
+def test_one_cycle_is_torchs_schedule():
+    from models.cards.gpu_index import one_cycle
+
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.AdamW([p], lr=3e-3)
+    steps = 1000
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    for i in range(steps):
+        if i % 97 == 0:
+            lr, beta1 = one_cycle(i / (steps - 1), 3e-3)
+            assert lr == pytest.approx(opt.param_groups[0]["lr"], rel=0.02, abs=1e-7)
+            assert beta1 == pytest.approx(opt.param_groups[0]["betas"][0], abs=0.005)
+        opt.step()
+        sched.step()
+
+
+def test_packed_rasters_decode_to_the_cache_byte_for_byte(tmp_path):
+    import cv2
+    import numpy as np
+
+    from models.cards.gpu_index import _unpack_deck, pack
+    from models.renderer.assets import cache_dir
+
+    pack(tmp_path / "pack", ["gnome-anglo"], fonts=False)
+    cached = sorted((cache_dir() / "cards" / "gnome-anglo").glob("*.png"))
+    n = _unpack_deck((str(tmp_path / "pack"), str(tmp_path / "cache"), "gnome-anglo"))
+    assert n == len(cached) >= 53
+    for f in cached[:12]:
+        mine = cv2.imread(str(tmp_path / "cache" / "cards" / "gnome-anglo" / f.name),
+                          cv2.IMREAD_UNCHANGED)
+        assert np.array_equal(mine, cv2.imread(str(f), cv2.IMREAD_UNCHANGED))
+    with pytest.raises(ValueError):
+        pack(tmp_path / "no", ["gnome-plastic"], fonts=False)
