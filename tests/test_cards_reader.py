@@ -128,10 +128,14 @@ def odd_images() -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("kind", list(odd_images()))
 def test_odd_images_never_raise(reader, kind):
+    from scanner.card_corners import cards_in_photo
+
     img = odd_images()[kind]
     quads = find_cards(img)
     for r in reader.read_quads(img, quads):
         assert r.card is None or r.confidence >= reader.threshold
+    for r in cards_in_photo(img, reader):  # what `cards` prints
+        assert r.card is None or r.confidence >= min(reader.threshold, reader.fused_threshold)
     _, truth = load("still-0")
     scanner = TableScanner(truth_profile(truth), reader)
     reading = scanner.scan(img)
