@@ -59,3 +59,50 @@ def test_packed_rasters_decode_to_the_cache_byte_for_byte(tmp_path):
         assert np.array_equal(mine, cv2.imread(str(f), cv2.IMREAD_UNCHANGED))
     with pytest.raises(ValueError):
         pack(tmp_path / "no", ["gnome-plastic"], fonts=False)
+
+
+def test_normalise_on_the_device_is_the_readers():
+    import numpy as np
+
+    from models.cards.gpu_index import normalise_gpu
+    from scanner.rectify import normalise
+
+    x = np.random.default_rng(0).integers(0, 256, (64, 42, 30, 3), dtype=np.uint8)
+    assert np.allclose(normalise_gpu(torch.from_numpy(x)).numpy(), normalise(x), atol=1e-5)
+
+
+def test_whole_cards_either_end_up_as_face_py():
+    from models.cards.gpu_index import either_end_up_gpu, face_looks
+
+    x = torch.randn(1000, 3, 42, 30)
+    a = either_end_up_gpu(x, torch.Generator().manual_seed(5))
+    assert torch.equal(a, either_end_up_gpu(x, torch.Generator().manual_seed(5)))
+    turned = (a == x.flip(2, 3)).flatten(1).all(1)
+    assert torch.equal(turned | (a == x).flatten(1).all(1), torch.ones(1000, dtype=torch.bool))
+    assert 400 < int(turned.sum()) < 600
+    looks = face_looks(["plain", "photo"], torch.Generator().manual_seed(5))
+    assert torch.equal(looks["plain"](x), x)
+    y = looks["photo"](x.clone())
+    assert y.shape == x.shape and not torch.equal(y, x)
+    with pytest.raises(ValueError):
+        face_looks(["sharp"], torch.Generator())
+
+
+def test_whole_card_chunks_start_with_the_cpu_recipes_data():
+    from models.cards.dataset import PROCEDURAL
+    from models.cards.face import FACE_SIZE, WIDTHS
+    from models.cards.gpu_index import face_chunks
+    from models.cards.train import seeded_chunks
+
+    decks = ["gnome-anglo", "gnome-paris"]
+    chunks = face_chunks(11, 40000, decks)
+    cpu = seeded_chunks(11, 40000, tuple(decks), WIDTHS, FACE_SIZE) + \
+        seeded_chunks(111, 20000, (PROCEDURAL,), WIDTHS, FACE_SIZE)
+    assert sorted(chunks) == sorted(cpu)
+    assert [c[2] for c in chunks[:3]] == [tuple(decks), (PROCEDURAL,), tuple(decks)]
+    bigger = face_chunks(11, 400000, decks)
+    assert set(cpu) <= set(bigger)
+    first = bigger[:len(bigger) // 10]  # whatever is made first is a mix, 2 deck cards : 1
+    assert sum(c[2] == (PROCEDURAL,) for c in first) / len(first) == pytest.approx(1 / 3, abs=0.01)
+    with pytest.raises(ValueError):  # chunk seeds would reach the validation set's (12000+)
+        face_chunks(11, 600000, decks)

@@ -18,7 +18,17 @@ allows, and trains `train.make_model` on random batches of what exists so far (i
 blank corners at 0.35 their share, as `train.train`), one-cycle over `--train` seconds. How
 much data exists when depends on the machine, so a rerun is close, not bit-equal. `export`
 writes `card_index.onnx` and picks temperature and threshold on the validation decks as
-`train.recalibrate` does. Needs the 'train' extra; runtime never imports this module.
+`train.recalibrate` does.
+
+`train --face` does the same for the whole-card reader (`face.py`'s recipe: the training decks
+and half as many procedural faces, 22-130 px wide, half with a piece-like blob, with the
+recipe's chunk seeds; validation `face_data(seed + 1, ...)`), every face drawn alike, turned
+end over half the time (`face.either_end_up`), and trains one model per `--looks`: `plain`
+(that alone, the CPU recipe) and `photo` (plus `augment_gpu`, the recipe's `--augment`) side by
+side on the same draws, batch 1024, one-cycle to 6e-3. `export --face face-LOOK.pt OUT
+summary.json` writes card_face.onnx/.json, fits its temperature and picks its fused threshold
+beside OUT's card_index (copied from the committed one where OUT has none) with
+`face.calibrate`. Needs the 'train' extra; runtime never imports this module.
 """
 
 from __future__ import annotations
@@ -77,7 +87,8 @@ def augment_gpu(x, generator):
     draws (shift, scale, turn; a third blurred; gain and offset; a tenth grey; noise; a
     quarter with a patch erased)."""
     import torch
-    import torch.nn.functional as F
+
+    from models.cards.train import blur_121, jitter_pose
 
     dev = x.device
 
@@ -85,20 +96,8 @@ def augment_gpu(x, generator):
         return torch.rand(*shape, generator=generator, device=dev)
 
     n, c, h, w = x.shape
-    ang = (rand(n) - 0.5) * math.radians(12)
-    sc = 1 + (rand(n) - 0.5) * 0.24
-    tx, ty = (rand(n) - 0.5) * 0.2, (rand(n) - 0.5) * 0.12
-    cos, sin = torch.cos(ang) / sc, torch.sin(ang) / sc
-    theta = torch.stack([torch.stack([cos, -sin * h / w, tx], 1),
-                         torch.stack([sin * w / h, cos, ty], 1)], 1)
-    x = F.grid_sample(x, F.affine_grid(theta, [n, c, h, w], align_corners=False),
-                      padding_mode="border", align_corners=False)
-    k = torch.tensor([0.25, 0.5, 0.25], device=dev)
-    xb = F.conv2d(F.pad(x, (1, 1, 0, 0), mode="replicate"),
-                  k.view(1, 1, 1, 3).repeat(c, 1, 1, 1), groups=c)
-    xb = F.conv2d(F.pad(xb, (0, 0, 1, 1), mode="replicate"),
-                  k.view(1, 1, 3, 1).repeat(c, 1, 1, 1), groups=c)
-    x = torch.where((rand(n) < 0.3).view(n, 1, 1, 1), xb, x)
+    x = jitter_pose(x, rand)
+    x = torch.where((rand(n) < 0.3).view(n, 1, 1, 1), blur_121(x), x)
     x = x * (1 + (rand(n, c, 1, 1) - 0.5) * 0.3) + (rand(n, 1, 1, 1) - 0.5) * 0.6
     x = torch.where((rand(n) < 0.1).view(n, 1, 1, 1),
                     x.mean(1, keepdim=True).expand(-1, c, -1, -1), x)
@@ -165,9 +164,17 @@ def _chunk(a: tuple) -> tuple[np.ndarray, np.ndarray]:
     return make_set(seed, n, list(designs), width)
 
 
-def train_on_device(args: argparse.Namespace) -> None:
-    """See the module's docstring. Writes into $OUT: log.txt, index.pt (every
-    --ckpt-every s and at the end), summary.json."""
+def normalise_gpu(xb):
+    """`scanner.rectify.normalise` on the device: uint8 N x H x W x 3 -> float N x 3 x H x W."""
+    x = xb.permute(0, 3, 1, 2).float()
+    f = x.reshape(len(x), -1)
+    f = f - f.mean(1, keepdim=True)
+    return (f / (f.pow(2).mean(1, keepdim=True).sqrt() + 8.0)).reshape(x.shape)
+
+
+def _start_on_device(args: argparse.Namespace):
+    """The fonts unpacked, the log opened in $OUT and the CPU workers' pool made: (start time,
+    $OUT, log, pool)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
@@ -183,13 +190,106 @@ def train_on_device(args: argparse.Namespace) -> None:
         log_file.flush()
 
     os.environ["ROYAL_TABLE_CACHE"] = args.cache
-    pack_dir = Path(args.pack)
     font_root = Path(args.fonts)
     if not (font_root / "usr").exists():
-        with tarfile.open(pack_dir / "fonts.tar.xz") as tf:
+        with tarfile.open(Path(args.pack) / "fonts.tar.xz") as tf:
             tf.extractall(font_root, filter="data")
     font_dir = font_root / "usr" / "share" / "fonts"
     _init_worker(font_dir)
+    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("fork"),
+                             initializer=_init_worker, initargs=(font_dir,))
+    return t0, out, log, ex
+
+
+def _save(state: dict, path: Path) -> None:
+    """A state dict saved whole or not at all (the lease may end mid-write)."""
+    import torch
+
+    torch.save({k: v.detach().cpu() for k, v in state.items()}, path.with_suffix(".tmp"))
+    os.replace(path.with_suffix(".tmp"), path)
+
+
+class DevicePool:
+    """What the CPU workers made, on the GPU as it comes: uint8 images (N x H x W x 3) with
+    their rank and suit labels; with `blank` (the no-index class), where the index crops and
+    the blank corners lie, so a batch draws them in the CPU recipe's shares."""
+
+    def __init__(self, cap: int, size: tuple[int, int], dev, blank: int | None = None):
+        import torch
+
+        self.cap, self.dev, self.blank = cap, dev, blank
+        self.images = torch.empty((cap, *size, 3), dtype=torch.uint8, device=dev)
+        self.ranks = torch.empty(cap, dtype=torch.int64, device=dev)
+        self.suits = torch.empty(cap, dtype=torch.int64, device=dev)
+        self.at_index = torch.empty(cap if blank is not None else 0, dtype=torch.int64,
+                                    device=dev)
+        self.at_blank = torch.empty(cap if blank is not None else 0, dtype=torch.int64,
+                                    device=dev)
+        self.n = self.n_index = self.n_blank = 0
+        self.stopped = False
+        self._taken: set[int] = set()
+
+    def ingest(self, futures, log) -> None:
+        """Every finished chunk not taken yet (x, y), while there is room."""
+        import torch
+
+        from models.cards.train import factor_labels
+
+        for f in futures:
+            if id(f) in self._taken or not f.done() or f.cancelled():
+                continue
+            self._taken.add(id(f))
+            if f.exception() is not None:
+                log("chunk failed:", repr(f.exception()))
+                continue
+            x, y = f.result()
+            f._result = None  # the pool on the GPU holds the images now
+            a, n = self.n, len(y)
+            if a + n > self.cap:
+                continue
+            self.images[a:a + n] = torch.from_numpy(x).to(self.dev)
+            r, s = factor_labels(y)
+            self.ranks[a:a + n] = torch.from_numpy(r).to(self.dev)
+            self.suits[a:a + n] = torch.from_numpy(s).to(self.dev)
+            if self.blank is not None:
+                idx = np.arange(a, a + n)
+                ii = torch.from_numpy(idx[y != self.blank]).to(self.dev)
+                bb = torch.from_numpy(idx[y == self.blank]).to(self.dev)
+                self.at_index[self.n_index:self.n_index + len(ii)] = ii
+                self.at_blank[self.n_blank:self.n_blank + len(bb)] = bb
+                self.n_index += len(ii)
+                self.n_blank += len(bb)
+            self.n += n
+
+    def tend(self, futures, log, stop: bool) -> None:
+        """Take in what is made; with `stop`, cancel what is not made yet (once)."""
+        self.ingest(futures, log)
+        if stop and not self.stopped:
+            for f in futures:
+                f.cancel()
+            self.stopped = True
+            log(f"generation stopped: {self.n} images")
+
+    def draw(self, batch: int, generator, blank_share: float = 0.35):
+        """A batch's indices: uniform, or index crops and blank corners as `train.train`'s
+        epochs hold them (every index crop, `blank_share` of the blanks)."""
+        import torch
+
+        if self.blank is None:
+            return torch.randint(self.n, (batch,), device=self.dev, generator=generator)
+        k = int(round(batch * self.n_index / (self.n_index + blank_share * self.n_blank)))
+        return torch.cat([
+            self.at_index[torch.randint(self.n_index, (k,), device=self.dev,
+                                        generator=generator)],
+            self.at_blank[torch.randint(self.n_blank, (batch - k,), device=self.dev,
+                                        generator=generator)]])
+
+
+def train_on_device(args: argparse.Namespace) -> None:
+    """See the module's docstring. Writes into $OUT: log.txt, index.pt (every
+    --ckpt-every s and at the end), summary.json."""
+    t0, out, log, ex = _start_on_device(args)
+    pack_dir = Path(args.pack)
     import torch
     import torch.nn.functional as F
 
@@ -197,7 +297,6 @@ def train_on_device(args: argparse.Namespace) -> None:
     from models.cards.train import (
         MIX,
         VAL_DESIGNS,
-        factor_labels,
         fit_temperature,
         make_model,
         pick_threshold,
@@ -209,8 +308,6 @@ def train_on_device(args: argparse.Namespace) -> None:
 
     decks = training_decks()
     assert not set(decks) & HELD_OUT
-    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("fork"),
-                             initializer=_init_worker, initargs=(font_dir,))
     n_png = sum(ex.map(_unpack_deck, [(str(pack_dir), args.cache, d)
                                       for d in decks + VAL_DESIGNS]))
     log(f"{n_png} rasters unpacked; {len(decks)} training decks")
@@ -233,41 +330,7 @@ def train_on_device(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True
     g = torch.Generator(device=dev).manual_seed(args.seed)
-    cap = args.cap
-    pool = torch.empty((cap, 52, 32, 3), dtype=torch.uint8, device=dev)
-    ranks = torch.empty(cap, dtype=torch.int64, device=dev)
-    suits = torch.empty(cap, dtype=torch.int64, device=dev)
-    at_index = torch.empty(cap, dtype=torch.int64, device=dev)
-    at_blank = torch.empty(cap, dtype=torch.int64, device=dev)
-    st = {"n": 0, "ni": 0, "nb": 0, "cards": 0}
-    taken: set[int] = set()
-
-    def ingest() -> None:
-        for f in futs:
-            if id(f) in taken or not f.done() or f.cancelled():
-                continue
-            taken.add(id(f))
-            if f.exception() is not None:
-                log("chunk failed:", repr(f.exception()))
-                continue
-            x, y = f.result()
-            f._result = None  # the pool on the GPU holds the crops now
-            a, n = st["n"], len(y)
-            if a + n > cap:
-                continue
-            pool[a:a + n] = torch.from_numpy(x).to(dev)
-            r, s = factor_labels(y)
-            ranks[a:a + n] = torch.from_numpy(r).to(dev)
-            suits[a:a + n] = torch.from_numpy(s).to(dev)
-            idx = np.arange(a, a + n)
-            ii = torch.from_numpy(idx[y != NONE]).to(dev)
-            bb = torch.from_numpy(idx[y == NONE]).to(dev)
-            at_index[st["ni"]:st["ni"] + len(ii)] = ii
-            at_blank[st["nb"]:st["nb"] + len(bb)] = bb
-            st["ni"] += len(ii)
-            st["nb"] += len(bb)
-            st["n"] += n
-            st["cards"] += n // 4
+    pool = DevicePool(args.cap, (52, 32), dev, blank=NONE)
 
     xva, yva = (np.concatenate(v) for v in zip(*(f.result() for f in futs_val), strict=True))
     Xva = torch.from_numpy(normalise(xva)).to(dev)
@@ -284,44 +347,28 @@ def train_on_device(args: argparse.Namespace) -> None:
         return lv.float().cpu().numpy()
 
     def save() -> None:
-        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()},
-                   out / "index.pt")
-
-    def normalise_gpu(xb):  # scanner.rectify.normalise on the device
-        x = xb.permute(0, 3, 1, 2).float()
-        f = x.reshape(len(x), -1)
-        f = f - f.mean(1, keepdim=True)
-        return (f / (f.pow(2).mean(1, keepdim=True).sqrt() + 8.0)).reshape(x.shape)
+        _save(model.state_dict(), out / "index.pt")
 
     while time.time() < t0 + args.gen_only:
         time.sleep(1.0)
-        ingest()
-    ingest()
-    log(f"training starts on {st['n']} crops of {st['cards']} cards")
+        pool.ingest(futs, log)
+    pool.ingest(futs, log)
+    log(f"training starts on {pool.n} crops of {pool.n // 4} cards")
     step = samples = 0
-    k = 0
     t_start = last_ck = last_ev = time.time()
-    stopped = False
     loss_sum, n_loss = 0.0, 0
     while (now := time.time()) < t_start + args.train:
         lr, beta1 = one_cycle((now - t_start) / args.train, args.lr)
         if step % 20 == 0:
-            ingest()
-            if not stopped and now - t0 > args.stop_gen:
-                for f in futs:
-                    f.cancel()
-                stopped = True
-                log(f"generation stopped: {st['cards']} cards, {st['n']} crops")
-            k = int(round(args.batch * st["ni"] / (st["ni"] + 0.35 * st["nb"])))
-        sel = torch.cat([at_index[torch.randint(st["ni"], (k,), device=dev, generator=g)],
-                         at_blank[torch.randint(st["nb"], (args.batch - k,), device=dev,
-                                                generator=g)]])
-        x = augment_gpu(normalise_gpu(pool[sel]), g).contiguous(memory_format=torch.channels_last)
+            pool.tend(futs, log, stop=now - t0 > args.stop_gen)
+        sel = pool.draw(args.batch, g)
+        x = augment_gpu(normalise_gpu(pool.images[sel]), g).contiguous(
+            memory_format=torch.channels_last)
         for group in opt.param_groups:
             group["lr"], group["betas"] = lr, (beta1, 0.999)
         r, s = model.heads(x)
-        loss = F.cross_entropy(r, ranks[sel], label_smoothing=0.02) + \
-            F.cross_entropy(s, suits[sel], ignore_index=-100, label_smoothing=0.02)
+        loss = F.cross_entropy(r, pool.ranks[sel], label_smoothing=0.02) + \
+            F.cross_entropy(s, pool.suits[sel], ignore_index=-100, label_smoothing=0.02)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -329,7 +376,7 @@ def train_on_device(args: argparse.Namespace) -> None:
         step, samples = step + 1, samples + args.batch
         if now - last_ev > 30:
             acc = float((val_logits().argmax(1) == yva).mean())
-            log(f"step {step} lr {lr:.2e} pool {st['n']} crops: loss "
+            log(f"step {step} lr {lr:.2e} pool {pool.n} crops: loss "
                 f"{float(loss_sum) / n_loss:.4f}, validation crop accuracy {acc:.4f}")
             last_ev, loss_sum, n_loss = now, 0.0, 0
         if now - last_ck > args.ckpt_every:
@@ -340,12 +387,165 @@ def train_on_device(args: argparse.Namespace) -> None:
     lv = val_logits()
     T = fit_temperature(lv, yva)
     thr, stats = pick_threshold(softmax(lv / T), yva)
-    summary = {"steps": step, "batch": args.batch, "samples": samples, "pool_crops": st["n"],
-               "pool_cards": st["cards"], "train_s": args.train, "lr": args.lr,
+    summary = {"steps": step, "batch": args.batch, "samples": samples, "pool_crops": pool.n,
+               "pool_cards": pool.n // 4, "train_s": args.train, "lr": args.lr,
                "seed": args.seed, "workers": args.workers, "temperature": T, "threshold": thr,
                **stats}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    log(f"done: {step} steps, {samples} samples from {st['cards']} cards; {stats}")
+    log(f"done: {step} steps, {samples} samples from {pool.n // 4} cards; {stats}")
+
+
+# -- the whole-card reader (`face.py`'s recipe) on the device -------------------------------------
+
+# what each whole-card model sees on every draw: face.py's CPU recipe turns half the batch end
+# over (`face.either_end_up`); its `--augment` option adds the index reader's look
+# (`train.augment_index`, here `augment_gpu`): both are trained side by side on the same draws
+FACE_LOOKS = ("plain", "photo")
+
+
+def either_end_up_gpu(x, generator):
+    """`face.either_end_up` on the device: half the batch turned 180 degrees."""
+    import torch
+
+    flip = torch.rand(len(x), generator=generator, device=x.device) < 0.5
+    return torch.where(flip[:, None, None, None], x.flip(2, 3), x)
+
+
+def face_looks(names: list[str], generator) -> dict:
+    """name -> the batch augmentation of that model (after `either_end_up_gpu`, which the
+    models share)."""
+    if set(names) - set(FACE_LOOKS):
+        raise ValueError(f"looks are {FACE_LOOKS}")
+    return {n: (lambda x: x) if n == "plain" else (lambda x: augment_gpu(x, generator))
+            for n in names}
+
+
+def face_chunks(seed: int, n_max: int, decks: list[str]) -> list[tuple]:
+    """`face.train`'s data, made without end: the training decks (seed) and half as many
+    procedural faces (seed + 100), in chunks of 500 with the recipe's chunk seeds (its first
+    chunks are the CPU recipe's data), interleaved in proportion so that whatever is made by
+    any time is a mix."""
+    from models.cards.dataset import PROCEDURAL
+    from models.cards.face import FACE_SIZE, WIDTHS
+    from models.cards.train import seeded_chunks
+
+    if (n_max + 499) // 500 > 1000:  # seed * 1000 + i would reach the validation seed's chunks
+        raise ValueError("at most 500,000 deck cards")
+    parts = [seeded_chunks(seed, n_max, tuple(decks), WIDTHS, FACE_SIZE),
+             seeded_chunks(seed + 100, n_max // 2, (PROCEDURAL,), WIDTHS, FACE_SIZE)]
+    return [c for _, _, c in sorted(((i / len(ch), k, c) for k, ch in enumerate(parts)
+                                     for i, c in enumerate(ch)), key=lambda t: (t[0], t[1]))]
+
+
+def train_face_on_device(args: argparse.Namespace) -> None:
+    """`face.train` on the device: the whole-card data made by the CPU workers for as long as
+    --stop-gen allows, and one model per --looks trained on random batches of all of it made
+    so far (face.py draws every face alike), either end up and freshly looked at on every draw,
+    one-cycle over --train s. Writes into $OUT: log.txt, face-LOOK.pt (every --ckpt-every s and
+    at the end), summary.json."""
+    t0, out, log, ex = _start_on_device(args)
+    import torch
+    import torch.nn.functional as F
+
+    from models.cards.face import FACE_SIZE, WIDTHS
+    from models.cards.face import _face_chunk as face_chunk
+    from models.cards.train import (
+        VAL_DESIGNS,
+        fit_temperature,
+        make_model,
+        seeded_chunks,
+        training_decks,
+    )
+
+    decks = training_decks()
+    assert not set(decks) & HELD_OUT
+    n_png = sum(ex.map(_unpack_deck, [(str(args.pack), args.cache, d)
+                                      for d in decks + VAL_DESIGNS]))
+    log(f"{n_png} rasters unpacked; {len(decks)} training decks; faces {FACE_SIZE} (w, h)")
+    # face.train's validation set: face_data(seed + 1, n_val, VAL_DESIGNS)
+    futs_val = [ex.submit(face_chunk, c)
+                for c in seeded_chunks(args.seed + 1, args.n_val, VAL_DESIGNS, WIDTHS, FACE_SIZE)]
+    futs = [ex.submit(face_chunk, c) for c in face_chunks(args.seed, args.n_max, decks)]
+
+    dev = torch.device(args.device)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.benchmark = True
+    g = torch.Generator(device=dev).manual_seed(args.seed)
+    w, h = FACE_SIZE
+    pool = DevicePool(args.cap, (h, w), dev)
+
+    xva, yva = (np.concatenate(v) for v in zip(*(f.result() for f in futs_val), strict=True))
+    Xva = normalise_gpu(torch.from_numpy(xva).to(dev)).contiguous(
+        memory_format=torch.channels_last)
+    log(f"validation: {len(yva)} faces of {VAL_DESIGNS}; torch {torch.__version__} on "
+        + (torch.cuda.get_device_name(dev) if dev.type == "cuda" else str(dev)))
+    names = args.looks.split(",")
+    looks = face_looks(names, g)
+    models = {n: make_model((h, w)).to(dev).to(memory_format=torch.channels_last)
+              for n in names}
+    opts = {n: torch.optim.AdamW(m.parameters(), lr=args.lr, weight_decay=1e-4)
+            for n, m in models.items()}
+
+    def val_logits(m) -> np.ndarray:
+        m.eval()
+        with torch.no_grad():
+            lv = torch.cat([m(Xva[i:i + 4096]) for i in range(0, len(Xva), 4096)])
+        m.train()
+        return lv.float().cpu().numpy()
+
+    def save() -> None:
+        for n, m in models.items():
+            _save(m.state_dict(), out / f"face-{n}.pt")
+
+    while time.time() < t0 + args.gen_only or pool.n == 0:
+        time.sleep(1.0)
+        pool.ingest(futs, log)
+    pool.ingest(futs, log)
+    log(f"training {names} starts on {pool.n} faces, batch {args.batch}, lr {args.lr}")
+    step = samples = 0
+    t_start = last_ck = last_ev = time.time()
+    loss_sum = {n: 0.0 for n in names}
+    n_loss = 0
+    while (now := time.time()) < t_start + args.train:
+        lr, beta1 = one_cycle((now - t_start) / args.train, args.lr)
+        if step % 20 == 0:
+            pool.tend(futs, log, stop=now - t0 > args.stop_gen)
+        sel = pool.draw(args.batch, g)
+        x = either_end_up_gpu(normalise_gpu(pool.images[sel]), g)
+        for n, m in models.items():
+            for group in opts[n].param_groups:
+                group["lr"], group["betas"] = lr, (beta1, 0.999)
+            r, s = m.heads(looks[n](x).contiguous(memory_format=torch.channels_last))
+            loss = F.cross_entropy(r, pool.ranks[sel], label_smoothing=0.02) + \
+                F.cross_entropy(s, pool.suits[sel], ignore_index=-100, label_smoothing=0.02)
+            opts[n].zero_grad(set_to_none=True)
+            loss.backward()
+            opts[n].step()
+            loss_sum[n] = loss_sum[n] + loss.detach()
+        n_loss += 1
+        step, samples = step + 1, samples + args.batch
+        if now - last_ev > 30:
+            accs = {n: float((val_logits(m).argmax(1) == yva).mean()) for n, m in models.items()}
+            log(f"step {step} lr {lr:.2e} pool {pool.n} faces "
+                f"({samples / (now - t_start):.0f} samples/s): " + "; ".join(
+                    f"{n} loss {float(loss_sum[n]) / n_loss:.4f} val face acc {accs[n]:.4f}"
+                    for n in names))
+            last_ev, n_loss = now, 0
+            loss_sum = {n: 0.0 for n in names}
+        if now - last_ck > args.ckpt_every:
+            last_ck = now
+            save()
+    ex.shutdown(wait=False, cancel_futures=True)
+    save()
+    summary = {"steps": step, "batch": args.batch, "samples": samples, "pool_faces": pool.n,
+               "passes": samples / max(pool.n, 1), "train_s": args.train, "lr": args.lr,
+               "seed": args.seed, "workers": args.workers, "looks": names, "models": {}}
+    for n, m in models.items():
+        lv = val_logits(m)
+        summary["models"][n] = {"temperature": fit_temperature(lv, yva),
+                                "val_face_accuracy": float((lv.argmax(1) == yva).mean())}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    log(f"done: {step} steps, {samples} samples from {pool.n} faces; {summary['models']}")
 
 
 def export(pt: Path, out: Path, summary: Path | None = None) -> dict:
@@ -394,6 +594,60 @@ def export(pt: Path, out: Path, summary: Path | None = None) -> dict:
     return meta
 
 
+def export_face(pt: Path, out: Path, summary: Path | None = None, seed: int = 11,
+                n_val: int = 3000, index: Path | None = None, workers: int = 1,
+                threads: int = 1) -> dict:
+    """A whole-card state dict as card_face.onnx + card_face.json in `out`, its temperature
+    fitted on face.train's validation faces, then its fused threshold picked beside the index
+    reader in `out` by `face.calibrate` (copied there from `index`, default the committed one,
+    where `out` has none)."""
+    import shutil
+
+    import onnxruntime as ort
+    import torch
+
+    from models.cards import face
+    from models.cards.dataset import CLASSES, PROCEDURAL
+    from models.cards.train import (
+        HERE,
+        VAL_DESIGNS,
+        export_onnx,
+        fit_temperature,
+        make_model,
+        run_batched,
+        training_decks,
+    )
+    from scanner.rectify import normalise
+
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(threads)
+    w, h = face.FACE_SIZE
+    model = make_model((h, w))
+    model.load_state_dict(torch.load(pt, weights_only=True))
+    export_onnx(model, (h, w), out / face.MODEL_FILE.name, "cards")
+    xva, yva = face.face_data(seed + 1, n_val, VAL_DESIGNS, workers=workers)
+    sess = ort.InferenceSession(str(out / face.MODEL_FILE.name),
+                                providers=["CPUExecutionProvider"])
+    lv = run_batched(sess, normalise(xva))
+    T = fit_temperature(lv, yva)
+    run = json.loads(summary.read_text()) if summary else {}
+    look = pt.stem.removeprefix("face-")
+    meta = {"classes": CLASSES, "size": [w, h], "temperature": T, "seed": seed,
+            "n_cards": run.get("pool_faces"), "epochs": None, "lr": run.get("lr"),
+            "widths": list(face.WIDTHS), "init": None,
+            "augment": "models.cards.gpu_index.either_end_up_gpu"
+            + (" + augment_gpu" if look == "photo" else ""),
+            "train_designs": training_decks() + [PROCEDURAL], "val_designs": VAL_DESIGNS,
+            "val_face_accuracy": float((lv.argmax(1) == yva).mean()),
+            "gpu_run": {k: v for k, v in run.items() if k != "models"} | {"look": look}}
+    (out / face.META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"temperature {T:.3f}, validation face accuracy {meta['val_face_accuracy']:.4f}")
+    for f in ("card_index.onnx", "card_index.json"):
+        if not (out / f).exists():
+            shutil.copy(Path(index or HERE) / f, out / f)
+    return face.calibrate(out, seed + 2, n_val, threads)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m models.cards.gpu_index",
                                 description=__doc__.split("\n\n")[0])
@@ -406,25 +660,52 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--gen-only", type=float, default=95.0, help="s from start: training begins")
     t.add_argument("--train", type=float, default=360.0, help="s of training")
     t.add_argument("--stop-gen", type=float, default=390.0, help="s from start: no new chunks")
-    t.add_argument("--cap", type=int, default=5_000_000, help="crops the GPU pool holds")
-    t.add_argument("--n-max", type=int, default=480_000, help="cards of the largest mix part")
+    t.add_argument("--cap", type=int, help="crops the GPU pool holds (default 5,000,000)")
+    t.add_argument("--n-max", type=int, help="cards of the largest mix part (480,000)")
     t.add_argument("--n-val", type=int, default=3000)
-    t.add_argument("--seed", type=int, default=7)
-    t.add_argument("--batch", type=int, default=256)
-    t.add_argument("--lr", type=float, default=3e-3)
+    t.add_argument("--seed", type=int, help="7")
+    t.add_argument("--batch", type=int, help="256")
+    t.add_argument("--lr", type=float, help="3e-3")
     t.add_argument("--device", default="cuda")
     t.add_argument("--ckpt-every", type=float, default=60.0)
     t.add_argument("--cache", default="/tmp/rtcache/assets")
     t.add_argument("--fonts", default="/tmp/rtfonts")
+    t.add_argument("--face", action="store_true",
+                   help="the whole-card reader (face.py's recipe) instead of the index reader: "
+                   "defaults then --seed 11, --n-max 400000 deck cards (and half as many "
+                   "procedural), --cap 700000 faces, --batch 1024, --lr 6e-3")
+    t.add_argument("--looks", default="plain,photo",
+                   help=f"with --face: the models trained side by side, of {FACE_LOOKS}")
     e = sub.add_parser("export", help="state dict -> card_index.onnx/.json in OUT")
     e.add_argument("pt")
     e.add_argument("out")
     e.add_argument("summary", nargs="?")
+    e.add_argument("--face", action="store_true",
+                   help="a whole-card state dict (face-LOOK.pt) -> card_face.onnx/.json in "
+                   "OUT, fused threshold picked beside OUT's card_index (copied from --index)")
+    e.add_argument("--index", help="with --face: the index reader's folder (default: the "
+                   "committed one)")
+    e.add_argument("--workers", type=int, default=1)
+    e.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     if args.what == "pack":
         pack(Path(args.dir))
+    elif args.what == "train" and args.face:
+        for k, v in {"seed": 11, "n_max": 400_000, "cap": 700_000, "batch": 1024,
+                     "lr": 6e-3}.items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
+        train_face_on_device(args)
     elif args.what == "train":
+        for k, v in {"seed": 7, "n_max": 480_000, "cap": 5_000_000, "batch": 256,
+                     "lr": 3e-3}.items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
         train_on_device(args)
+    elif args.face:
+        export_face(Path(args.pt), Path(args.out), Path(args.summary) if args.summary else None,
+                    index=Path(args.index) if args.index else None, workers=args.workers,
+                    threads=args.threads)
     else:
         export(Path(args.pt), Path(args.out), Path(args.summary) if args.summary else None)
     return 0
