@@ -190,6 +190,20 @@ def setup_labels(position: dict) -> dict[str, str]:
     return out
 
 
+def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str]
+                   ) -> int:
+    """How many of the `units` (cell -> "white-knight") the token reader finds printed on their
+    cells, as the units they are: the printed tokens need no adapting to (their print is known),
+    and adapting the classifier to them cost the tokens validation game 5 of 81 moves (its
+    set head, learnt from the set-up view, later read bare cards as still occupied)."""
+    if clf.tokens is None or not units:
+        return 0
+    cam = as_board_camera(camera, image.shape)
+    found = clf.tokens.read(image, cam, list(units))
+    return sum(1 for cell, unit in units.items()
+               if cell in found and found[cell].sure and found[cell].piece == unit)
+
+
 def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: dict) -> dict:
     """Adapt `clf` to the set in view from the set-up position: every cell named in the
     position (its units, and its cards with no unit as "empty") is cropped at a few offsets."""

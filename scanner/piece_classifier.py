@@ -133,7 +133,7 @@ class PieceClassifier:
 
     def __init__(self, model_path: str | Path = DEFAULT_MODEL,
                  threshold: float = DEFAULT_THRESHOLD, threads: int = 1,
-                 mirror: bool = True):
+                 mirror: bool = True, tokens: bool = True):
         import onnxruntime as ort
 
         path = Path(model_path)
@@ -165,6 +165,13 @@ class PieceClassifier:
         self.scale = COSINE_SCALE  # adaptation may refit it (prototypes closer together)
         self.set_head: SetHead | None = None
         self.last_timings_ms: dict[str, float] = {}
+        # the printed paper tokens are read from the board's top view by their print
+        # (`scanner.token_reader`): flat and known, they need no learning
+        self.tokens = None
+        if tokens:
+            from .token_reader import TokenReader
+
+            self.tokens = TokenReader()
 
     # --- the model -----------------------------------------------------------------------
     @property
@@ -244,10 +251,36 @@ class PieceClassifier:
         cam = as_board_camera(camera, image.shape)
         crops = cell_crops(image, cam, list(cells))
         t1 = time.perf_counter()
-        readings = self.classify_crops(crops)
+        readings = dict(zip(cells, self.classify_crops(crops), strict=True))
         t2 = time.perf_counter()
         self.last_timings_ms = {"piece_crops": (t1 - t0) * 1e3, "piece_model": (t2 - t1) * 1e3}
-        return dict(zip(cells, readings, strict=True))
+        if self.tokens is not None:
+            # a token found by its print stands for the cell's reading where the classifier
+            # is not sure the cell is bare, or where the print is certain
+            for cell, m in self.tokens.read(image, cam, list(cells)).items():
+                r = readings[cell]
+                if not (m.certain or (m.present and r.piece != "empty")):
+                    continue
+                if not m.sure and r.piece not in (None, "empty") \
+                        and m.probs[tuple(r.piece.split("-"))] >= 0.2:
+                    continue  # the print hesitates between glyphs; the classifier named one
+                readings[cell] = self.token_reading(m)
+            self.last_timings_ms["tokens"] = (time.perf_counter() - t2) * 1e3
+        return readings
+
+    def token_reading(self, m) -> PieceReading:
+        """A `token_reader.TokenMatch` as the stage's reading, decided by the same threshold."""
+        p_side = {s: sum(p for (side, _), p in m.probs.items() if side == s)
+                  for s in ("white", "black")}
+        p_piece = m.probs[(m.side, m.kind)]
+        if m.sure and p_piece >= self.threshold:
+            r = PieceReading(m.piece, p_piece)
+        else:
+            side = max(p_side, key=p_side.get)
+            r = PieceReading(None, max(p_side.values()), occupied=True,
+                             seen_side=side if p_side[side] >= self.threshold else None)
+        r.kinds = m.kind_shares()
+        return r
 
     def classify_image(self, image: np.ndarray,
                        box: tuple[float, float, float, float] | None = None) -> PieceReading:

@@ -159,6 +159,15 @@ def bench(clf, args) -> int:
                                           "kind_colour_tokens": 0.995}
         out["heldout_adapted"] = [rendered_adaptation(clf, cs, s, shots=args.shots)
                                   for s in ("lathe", "paper-token")]
+        # the stage as the scanner runs it on whole frames: the crops above are the
+        # classifier's alone; here the token reader joins it (and, for comparison, not)
+        from models.pieces.evaluate import board_metrics
+
+        seeds = list(range(HELDOUT_SEED0, HELDOUT_SEED0 + args.scenes))
+        out["heldout_frames"] = board_metrics(clf, seeds)
+        tokens, clf.tokens = clf.tokens, None
+        out["heldout_frames_classifier_alone"] = board_metrics(clf, seeds)
+        clf.tokens = tokens
     real = args.real or REAL_PIECES
     if str(real) != "none":
         if not (real / "labels").is_dir():

@@ -108,14 +108,18 @@ def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) ->
     when every unit's kind is settled. Adapting from one side's units alone moved only that
     side's prototypes and cost the fixtures s4 and s31 27 and 34 moves (session 11): the other
     side's pieces were then read as this side's. Says what it did."""
-    from .piece_adapt import adapt_from_setup
+    from .piece_adapt import adapt_from_setup, tokens_in_view
 
     units = tracker.placed_units()
     if len(units) < len(tracker.state.units):
         return f"none: at frame {frame_no} a side's placement was still a question"
+    profile = getattr(scanner, "scanner", scanner).profile
+    printed = tokens_in_view(pieces, image, profile, units)
+    if 2 * printed > len(units):
+        return f"none: at frame {frame_no} {printed} of {len(units)} units were paper " \
+               "tokens read by their print"
     try:
-        info = adapt_from_setup(pieces, image, getattr(scanner, "scanner", scanner).profile,
-                                units)
+        info = adapt_from_setup(pieces, image, profile, units)
     except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one
         return f"none: adapting at frame {frame_no} failed ({exc})"
     return (f"at frame {frame_no} from {len(units)} units ({', '.join(info['classes'])}) in "

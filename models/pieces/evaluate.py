@@ -194,3 +194,118 @@ def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shot
     r = np.array(res)
     return {"set": piece_set, "shots": shots, "cells_right": round(float(r[:, 0].mean()), 4),
             "kind_colour": round(float(r[:, 1].mean()), 4)}
+
+
+def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
+                 positions: int = 3, procedural: bool = False) -> list[tuple]:
+    """One random scene's tables as `data.frame_crops` renders them (the same scene, tables and
+    arms over them), each as (image, camera, {cell: label}): every in-frame cell with a card or
+    a unit, labelled `unsure` where an arm covers its crop, and left out where it half does."""
+    from models.pieces.data import (
+        _COL0,
+        _COL1,
+        _ROW0,
+        _ROW1,
+        HAND_CLEAR,
+        HAND_UNSURE,
+        _hand_mask,
+        label_of,
+        random_hands,
+        random_position,
+    )
+    from models.renderer import Scene, render_scene
+    from models.renderer.scene import sub_seed
+    from scanner.piece_crops import CELLS, as_board_camera, cell_centre, crop_quad, warp_quad
+
+    if procedural:
+        piece_sets = [f"proc-{seed}"]
+    scene = Scene.random(seed, split=split, piece_sets=piece_sets)
+    out = []
+    for k in range(positions):
+        rng = np.random.default_rng(sub_seed("pieces-data", split, seed, k))
+        pos = random_position(rng)
+        hands = random_hands(rng) if rng.random() < 0.25 else None
+        res = render_scene(pos, scene, hands=hands, frame=k)
+        cam = as_board_camera(res.truth["camera"], res.image.shape)
+        hmask = _hand_mask(res.truth, res.image.shape)
+        h, w = res.image.shape[:2]
+        labels = {}
+        for cell in CELLS:
+            st = pos["board"].get(cell)
+            if st is None:
+                continue
+            x, y = cell_centre(cell)
+            quad = crop_quad(cam, x, y)
+            c = quad.mean(0)
+            if not (0 <= c[0] < w and 0 <= c[1] < h):
+                continue
+            label = label_of(st.get("unit"))
+            if hmask is not None:
+                frac = float((warp_quad(hmask, quad)[_ROW0:_ROW1, _COL0:_COL1] > 127).mean())
+                if frac > HAND_UNSURE:
+                    label = UNSURE_CLASS
+                elif frac > HAND_CLEAR:
+                    continue
+            labels[cell] = label
+        out.append((res.image, cam, labels, scene.piece_set))
+    return out
+
+
+def _board_worker(args) -> list[dict]:
+    seeds, split, piece_sets, procedural = args
+    from scanner.token_reader import TokenReader
+
+    tokens = TokenReader()
+    rows = []
+    for seed in seeds:
+        for image, cam, labels, pset in board_frames(seed, split, piece_sets,
+                                                     procedural=procedural):
+            matches = tokens.read(image, cam, list(labels))
+            for cell, label in labels.items():
+                m = matches.get(cell)
+                if m is None:
+                    continue
+                rows.append({"set": pset, "label": CLASSES[label], "piece": m.piece,
+                             "score": m.score, "margin": m.margin,
+                             "p": m.probs[(m.side, m.kind)]})
+    return rows
+
+
+def token_views(seeds: list[int], split: str, piece_sets: list[str] | None = None,
+                procedural: bool = False, workers: int = 1) -> list[dict]:
+    """The token reader's best glyph on every labelled cell of the scenes' tables: what its
+    thresholds are calibrated on (training renders) and measured on (held-out ones)."""
+    chunks = [(seeds[i::workers], split, piece_sets, procedural) for i in range(workers)]
+    if workers == 1:
+        return _board_worker(chunks[0])
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(workers) as pool:
+        return [r for part in pool.map(_board_worker, chunks) for r in part]
+
+
+def board_metrics(clf: PieceClassifier, seeds: list[int], split: str = "heldout",
+                  piece_sets: list[str] | None = None) -> dict:
+    """The piece stage as the scanner runs it (`PieceClassifier.read`: the classifier and, for
+    tokens, the token reader) on whole rendered frames, cells at their centres: kind and colour
+    of occupied cells, occupancy, confident errors, per piece set."""
+    per: dict[str, list[int]] = {}
+    for seed in seeds:
+        for image, cam, labels, pset in board_frames(seed, split, piece_sets):
+            got = clf.read(image, cam, list(labels))
+            s = per.setdefault(pset, [0] * 6)
+            for cell, label in labels.items():
+                r = got[cell]
+                if label == UNSURE_CLASS:
+                    continue
+                truth = CLASSES[label]
+                s[0] += truth != "empty"
+                s[1] += truth != "empty" and r.piece == truth
+                s[2] += 1
+                s[3] += (r.occupied is not None) and (r.occupied == (truth != "empty"))
+                s[4] += r.piece is not None and r.piece != truth
+                s[5] += truth == "empty" and r.occupied is True
+    return {name: {"occupied_cells": s[0], "kind_colour": round(s[1] / max(s[0], 1), 4),
+                   "cells": s[2], "occupancy": round(s[3] / max(s[2], 1), 4),
+                   "confident_errors": s[4], "pieces_on_bare_cards": s[5]}
+            for name, s in sorted(per.items())}
