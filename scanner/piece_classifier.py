@@ -257,9 +257,12 @@ class PieceClassifier:
         if self.tokens is not None:
             # a token found by its print stands for the cell's reading where the classifier
             # is not sure the cell is bare, or where the print is certain
+            from .token_reader import DOUBTED_EMPTY
+
             for cell, m in self.tokens.read(image, cam, list(cells)).items():
                 r = readings[cell]
-                if not (m.certain or (m.present and r.piece != "empty")):
+                bare = r.piece == "empty" and r.confidence >= DOUBTED_EMPTY
+                if not (m.certain or (m.present and not bare)):
                     continue
                 if not m.sure and r.piece not in (None, "empty") \
                         and m.probs[tuple(r.piece.split("-"))] >= 0.2:

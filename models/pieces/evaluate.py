@@ -252,30 +252,46 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
 
 
 def _board_worker(args) -> list[dict]:
-    seeds, split, piece_sets, procedural = args
-    from scanner.token_reader import TokenReader
+    seeds, split, piece_sets, procedural, turned = args
+    from scanner.piece_crops import cell_centre
+    from scanner.token_reader import PATCH, TokenReader
 
     tokens = TokenReader()
     rows = []
     for seed in seeds:
+        rng = np.random.default_rng(seed)
         for image, cam, labels, pset in board_frames(seed, split, piece_sets,
                                                      procedural=procedural):
-            matches = tokens.read(image, cam, list(labels))
+            h, w = image.shape[:2]
             for cell, label in labels.items():
-                m = matches.get(cell)
-                if m is None:
+                x, y = cell_centre(cell)
+                c = cam.project(np.array([[x, y, 0.0]]))[0]
+                if not (0 <= c[0] < w and 0 <= c[1] < h):
                     continue
+                view = tokens.top_view(image, cam, x, y)
+                if turned:  # a token as a player lays it, turned any way
+                    M = cv2.getRotationMatrix2D((PATCH / 2, PATCH / 2),
+                                                float(rng.uniform(-turned, turned)), 1.0)
+                    view = cv2.warpAffine(view, M, (PATCH, PATCH), flags=cv2.INTER_LINEAR,
+                                          borderMode=cv2.BORDER_REPLICATE)
+                m = tokens.match(view)
                 rows.append({"set": pset, "label": CLASSES[label], "piece": m.piece,
                              "score": m.score, "margin": m.margin,
-                             "p": m.probs[(m.side, m.kind)]})
+                             "p": m.probs[(m.side, m.kind)],
+                             "scores": [float(np.log(m.probs[k] + 1e-300))
+                                        for k in tokens._keys]})
     return rows
 
 
 def token_views(seeds: list[int], split: str, piece_sets: list[str] | None = None,
-                procedural: bool = False, workers: int = 1) -> list[dict]:
-    """The token reader's best glyph on every labelled cell of the scenes' tables: what its
-    thresholds are calibrated on (training renders) and measured on (held-out ones)."""
-    chunks = [(seeds[i::workers], split, piece_sets, procedural) for i in range(workers)]
+                procedural: bool = False, workers: int = 1, turned: float = 0.0
+                ) -> list[dict]:
+    """The token reader's best glyph on every labelled cell of the scenes' tables (`turned`:
+    each top view turned at random up to that many degrees either way, as players lay tokens;
+    the renderer lays them facing their owner): what its thresholds are calibrated on
+    (training renders)."""
+    chunks = [(seeds[i::workers], split, piece_sets, procedural, turned)
+              for i in range(workers)]
     if workers == 1:
         return _board_worker(chunks[0])
     import multiprocessing as mp
