@@ -193,12 +193,22 @@ def setup_labels(position: dict) -> dict[str, str]:
 def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str]
                    ) -> int:
     """How many of the `units` (cell -> "white-knight") the token reader finds printed on their
-    cells, as the units they are: the printed tokens need no adapting to (their print is known),
+    cells, as the units they are, once it has taken the print scale they fit best
+    (`TokenReader.fit_print_scale`): the printed tokens need no adapting to (their print is known),
     and adapting the classifier to them cost the tokens validation game 5 of 81 moves (its
     set head, learnt from the set-up view, later read bare cards as still occupied)."""
     if clf.tokens is None or not units:
         return 0
     cam = as_board_camera(camera, image.shape)
+    # first how large the players printed them (a printer shrinks a sheet to fit its page)
+    h, w = image.shape[:2]
+    views = []
+    for cell in units:
+        x, y = cell_centre(cell, cam.pitch)
+        c = cam.project(np.array([[x, y, 0.0]]))[0]
+        if 0 <= c[0] < w and 0 <= c[1] < h:
+            views.append(clf.tokens.top_view(image, cam, x, y))
+    clf.tokens.fit_print_scale(views)
     found = clf.tokens.read(image, cam, list(units))
     return sum(1 for cell, unit in units.items()
                if cell in found and found[cell].sure and found[cell].piece == unit)

@@ -116,8 +116,10 @@ def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) ->
     profile = getattr(scanner, "scanner", scanner).profile
     printed = tokens_in_view(pieces, image, profile, units)
     if 2 * printed > len(units):
+        scale = pieces.tokens.print_scale
+        printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
         return f"none: at frame {frame_no} {printed} of {len(units)} units were paper " \
-               "tokens read by their print"
+               f"tokens read by their print{printed_at}"
     try:
         info = adapt_from_setup(pieces, image, profile, units)
     except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one

@@ -38,6 +38,8 @@ PATCH = int(round(2 * HALF_CM * PX_PER_CM))
 GLYPH_SHARE = 0.68  # the template: the middle of the disc, inside its rim however turned
 ANGLE_STEP = 15.0  # degrees between the coarse search's turns
 MAX_TURN = 45.0  # a player lays a token facing them, give or take this (degrees)
+PRINT_SCALES = (0.88, 0.92, 0.96, 1.0, 1.04)  # printed sizes tried at set-up (share of 36 mm)
+PRINT_SCALE_GAIN = 0.02  # how much better another print scale must fit than the sheet's own
 TEMPLATE_BLUR = 0.7  # px: the camera and the resampling to the top view soften the print
 TOKEN_HEIGHT_CM = 0.03  # paper on a card
 TOKEN_CM = 3.6  # the printed disc's diameter (models/renderer/tokens.py: TOKEN_MM)
@@ -102,9 +104,10 @@ class TokenMatch:
         return sorted(((k, round(v, 4)) for k, v in shares.items()), key=lambda kp: -kp[1])
 
 
-def _glyph(kind: str, side: str, angle: float) -> np.ndarray:
-    """One printed disc turned by `angle` degrees (counter-clockwise in the top view) as the
-    top view shows it: grey, blurred, the middle of the disc (inside its rim at any angle)."""
+def _glyph(kind: str, side: str, angle: float, scale: float = 1.0) -> np.ndarray:
+    """One printed disc turned by `angle` degrees (counter-clockwise in the top view), printed
+    at `scale` times its size, as the top view shows it: grey, blurred, the middle of the disc
+    (inside its rim at any angle)."""
     from models.renderer.tokens import token_image
 
     big = 256
@@ -113,7 +116,7 @@ def _glyph(kind: str, side: str, angle: float) -> np.ndarray:
     if angle:
         M = cv2.getRotationMatrix2D((big / 2 - 0.5, big / 2 - 0.5), angle, 1.0)
         g = cv2.warpAffine(g, M, (big, big), flags=cv2.INTER_LINEAR)
-    d = int(round(TOKEN_CM * PX_PER_CM))
+    d = int(round(TOKEN_CM * PX_PER_CM * scale))
     g = cv2.resize(g, (d, d), interpolation=cv2.INTER_AREA).astype(np.float32)
     g = cv2.GaussianBlur(g, (0, 0), TEMPLATE_BLUR)
     c, h = d // 2, int(d * GLYPH_SHARE) // 2
@@ -137,21 +140,62 @@ class TokenReader:
     with each side's mean glyph finds how, then the 12 glyphs are matched at that turn, and
     the likeliest three half a step either side too. About 0.5 ms a cell on one core."""
 
-    def __init__(self) -> None:
+    def __init__(self, print_scale: float = 1.0) -> None:
         self._keys = [(side, kind) for side in SIDES for kind in KINDS]
         self._angles = np.arange(0.0, 360.0, ANGLE_STEP / 2)  # the fine turns
-        self._glyphs = {(k, a): _glyph(k[1], k[0], a) for k in self._keys for a in self._angles}
-        # the coarse search: each side's six glyphs averaged, at every other fine turn within
-        # MAX_TURN of facing its owner (white's upright in the view, black's upside down)
-        self._facing = {"white": 0.0, "black": 180.0}
+        # the coarse search's turns: every other fine turn within MAX_TURN of facing the
+        # owner (white's upright in the view, black's upside down)
+        facing = {"white": 0.0, "black": 180.0}
         self._coarse_turns = {
             side: [a for a in self._angles[::2]
-                   if abs((a - self._facing[side] + 180.0) % 360.0 - 180.0) <= MAX_TURN + 1e-6]
+                   if abs((a - facing[side] + 180.0) % 360.0 - 180.0) <= MAX_TURN + 1e-6]
             for side in SIDES}
-        self._coarse = {(side, a): _half(np.mean([self._glyphs[((side, kind), a)]
-                                                  for kind in KINDS], axis=0))
-                        for side in SIDES for a in self._coarse_turns[side]}
+        self._printed: dict[float, tuple[dict, dict]] = {}
         self._dst = np.float32([[0, 0], [PATCH, 0], [PATCH, PATCH], [0, PATCH]])
+        self.print_scale = print_scale
+
+    @property
+    def print_scale(self) -> float:
+        """How large the players printed their tokens, as a share of the sheet's 36 mm."""
+        return self._scale
+
+    @print_scale.setter
+    def print_scale(self, scale: float) -> None:
+        self._scale = float(scale)
+        self._glyphs, self._coarse = self._templates(self._scale)
+
+    def _templates(self, scale: float) -> tuple[dict, dict]:
+        """The glyphs at every fine turn, and each side's six averaged for the coarse search,
+        for tokens printed at `scale` (made once per scale)."""
+        if scale not in self._printed:
+            glyphs = {(k, a): _glyph(k[1], k[0], a, scale)
+                      for k in self._keys for a in self._angles}
+            coarse = {(side, a): _half(np.mean([glyphs[((side, kind), a)] for kind in KINDS],
+                                               axis=0))
+                      for side in SIDES for a in self._coarse_turns[side]}
+            self._printed[scale] = (glyphs, coarse)
+        return self._printed[scale]
+
+    def fit_print_scale(self, views: list[np.ndarray]) -> float:
+        """Take the print scale (of PRINT_SCALES) under which the top views of cells known to
+        hold units correlate best, on average, with the glyphs: printers shrink a sheet to fit
+        the page, and a token printed at 90 % of its size is named less than half as often.
+        Kept only where the units look like tokens at all (mean best correlation MIN_SCORE);
+        returns the scale in use."""
+        if not views:
+            return self._scale
+        means = {}
+        for scale in PRINT_SCALES:
+            glyphs, coarse = self._templates(scale)
+            means[scale] = float(np.mean([self._match(v, glyphs, coarse).score for v in views]))
+        best = max(means, key=means.get)
+        # the sheet's own size unless another is clearly better (the thresholds were chosen
+        # at it; at 1.0 the best other scale came within 0.015 of it on training renders)
+        if means[best] >= MIN_SCORE and means[best] >= means.get(1.0, -1.0) + PRINT_SCALE_GAIN:
+            self.print_scale = best
+        elif means.get(1.0, -1.0) >= MIN_SCORE:
+            self.print_scale = 1.0
+        return self._scale
 
     def top_view(self, image: np.ndarray, cam: BoardCamera, x: float, y: float) -> np.ndarray:
         """The board around (x, y) cm seen from straight above: PATCH x PATCH, +y up (white's
@@ -167,20 +211,23 @@ class TokenReader:
 
     def match(self, view: np.ndarray) -> TokenMatch:
         """The best glyph in one top view, at whatever turn it lies."""
+        return self._match(view, self._glyphs, self._coarse)
+
+    def _match(self, view: np.ndarray, glyphs: dict, coarse: dict) -> TokenMatch:
         small = _half(view)
         turn = {}
         for side in SIDES:  # each side's likeliest turn
             best = max(self._coarse_turns[side],
-                       key=lambda a: _ncc(small, self._coarse[(side, a)]))
+                       key=lambda a: _ncc(small, coarse[(side, a)]))
             turn[side] = best
         n = len(self._angles)
         angles = np.array([turn[side] for side, _ in self._keys])
-        scores = np.array([_ncc(view, self._glyphs[(key, a)])
+        scores = np.array([_ncc(view, glyphs[(key, a)])
                            for key, a in zip(self._keys, angles, strict=True)])
         for i in np.argsort(-scores)[:3]:  # the likeliest three, half a step either side too
             k = int(np.searchsorted(self._angles, angles[i]))
             for a in (self._angles[(k - 1) % n], self._angles[(k + 1) % n]):
-                v = _ncc(view, self._glyphs[(self._keys[i], a)])
+                v = _ncc(view, glyphs[(self._keys[i], a)])
                 if v > scores[i]:
                     scores[i], angles[i] = v, a
         order = np.argsort(-scores)

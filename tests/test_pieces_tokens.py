@@ -96,6 +96,42 @@ def test_tokens_laid_turned_are_read(reader, turn):
     assert named >= len(cells) - 2
 
 
+def test_tokens_printed_small_are_read_once_the_print_scale_is_fitted():
+    """A printer that shrinks the sheet to fit its page: the fixture's tokens, their top views
+    shrunk to 90 %, are rarely named at the sheet's size; fitted on the set-up units' views,
+    the reader takes a smaller print and names them, and never wrongly."""
+    from scanner.piece_crops import cell_centre
+    from scanner.token_reader import PATCH
+
+    img = cv2.imread(str(FIX / "tokens.jpg"))
+    truth = json.loads((FIX / "tokens.json").read_text())
+    cam = as_board_camera(truth["camera"], img.shape)
+    cells = [c for c in truth["labels"] if c != "a1"]  # a1's centre is out of frame
+    M = cv2.getRotationMatrix2D((PATCH / 2, PATCH / 2), 0, 0.9)
+    views = {c: cv2.warpAffine(TokenReader.top_view(TokenReader(), img, cam, *cell_centre(c)),
+                               M, (PATCH, PATCH), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE) for c in cells}
+    reader = TokenReader()
+
+    def named() -> int:
+        found = {c: reader.match(v) for c, v in views.items()}
+        assert not any(m.sure and m.piece != truth["labels"][c] for c, m in found.items())
+        return sum(m.sure for m in found.values())
+
+    at_sheet_size = named()
+    setup = [views[c] for c in cells if c[1] in "15"]
+    assert reader.fit_print_scale(setup) < 0.95
+    assert named() >= len(cells) - 2 > at_sheet_size
+    # a set of pieces is no print: the scale stays
+    lathe = cv2.imread(str(FIX / "setup-lathe.jpg"))
+    lt = json.loads((FIX / "setup-lathe.json").read_text())
+    lcam = as_board_camera(lt["camera"], lathe.shape)
+    other = TokenReader()
+    assert other.fit_print_scale([other.top_view(lathe, lcam, *cell_centre(c))
+                                  for c, u in lt["labels"].items() if u not in
+                                  ("empty", "unsure", "any")]) == 1.0
+
+
 def test_odd_images_give_no_token_and_no_error(reader):
     truth = json.loads((FIX / "tokens.json").read_text())
     for img in (np.zeros((720, 1280, 3), np.uint8), np.full((720, 1280, 3), 255, np.uint8),
