@@ -190,13 +190,14 @@ def setup_labels(position: dict) -> dict[str, str]:
     return out
 
 
-def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str]
-                   ) -> int:
+def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
+                   any_kind: bool = False) -> int:
     """How many of the `units` (cell -> "white-knight") the token reader finds printed on their
     cells, as the units they are, once it has taken the print scale they fit best
     (`TokenReader.fit_print_scale`): the printed tokens need no adapting to (their print is known),
     and adapting the classifier to them cost the tokens validation game 5 of 81 moves (its
-    set head, learnt from the set-up view, later read bare cards as still occupied)."""
+    set head, learnt from the set-up view, later read bare cards as still occupied).
+    `any_kind`: count the cells where a token lies at all, as whatever unit."""
     if clf.tokens is None or not units:
         return 0
     cam = as_board_camera(camera, image.shape)
@@ -210,6 +211,8 @@ def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[
             views.append(clf.tokens.top_view(image, cam, x, y))
     clf.tokens.fit_print_scale(views)
     found = clf.tokens.read(image, cam, list(units))
+    if any_kind:  # a token there at all, whichever
+        return sum(1 for cell in units if cell in found and found[cell].present)
     return sum(1 for cell, unit in units.items()
                if cell in found and found[cell].sure and found[cell].piece == unit)
 

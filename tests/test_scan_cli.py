@@ -93,13 +93,17 @@ def test_scan_adapts_the_piece_classifier_once_the_armies_stand(capsys, monkeypa
     assert int(note.split()[3]) >= placed
     import scanner.piece_adapt
 
-    monkeypatch.setattr(scanner.piece_adapt, "tokens_in_view", lambda *a: 0)
+    monkeypatch.setattr(scanner.piece_adapt, "tokens_in_view", lambda *a, **k: 0)
     assert main(argv) == 0
     note = json.loads(capsys.readouterr().out)["piece_adaptation"]
     assert note.startswith("at frame "), note
     frame = int(note.split()[2])
     assert frame >= placed  # not before the units stood there
-    assert float(note.split(" in ")[-1].rstrip(" s")) < 30.0
+    import re
+
+    assert float(re.search(r" in ([0-9.]+) s", note).group(1)) < 30.0
+    # no unit a token: the token reader rests for the rest of the game
+    assert note.endswith("the token reader rests, no unit being a paper token"), note
     assert main(argv + ["--no-adapt"]) == 0
     assert json.loads(capsys.readouterr().out)["piece_adaptation"] == "none: --no-adapt"
 
