@@ -278,7 +278,7 @@ def _board_worker(args) -> list[dict]:
                 rows.append({"set": pset, "label": CLASSES[label], "piece": m.piece,
                              "score": m.score, "margin": m.margin,
                              "p": m.probs[(m.side, m.kind)],
-                             "scores": [float(np.log(m.probs[k] + 1e-300))
+                             "log_probs": [float(np.log(m.probs[k] + 1e-300))
                                         for k in tokens._keys]})
     return rows
 
