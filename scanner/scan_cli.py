@@ -18,11 +18,6 @@ import numpy as np
 
 from engines.royal_battles import Phase, Side
 
-# frames between two checks that the board is still where the profile says (`calibration.
-# follow`, ~15 ms each on a 960x540 frame); the first clear frame after hands or a sudden
-# change is checked too, which is when a bumped camera shows
-FOLLOW_EVERY = 45
-
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="webcam index, video file, folder of images or stream URL; "
@@ -143,34 +138,6 @@ def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) ->
         return f"none: adapting at frame {frame_no} failed ({exc})"
     return (f"at frame {frame_no} from {len(units)} units ({', '.join(info['classes'])}) in "
             f"{info['seconds']} s{rests}")
-
-
-def _card_quads(profile, image: np.ndarray) -> list:
-    """Every card outline in the frame, in the profile's undistorted pixels."""
-    from .card_finder import find_cards
-
-    quads = find_cards(image)
-    if profile.K is not None:
-        quads = [profile.undistort(q).astype(np.float32) for q in quads]
-    return quads
-
-
-def _cards_agree(new, old, image: np.ndarray) -> bool:
-    """A move the features saw, checked by another witness: the cards in view lie on the new
-    lattice and no longer on the old one (`calibration.register.check_registration`). Feature
-    matches on a bare or repetitive table can agree on a move that never happened."""
-    from calibration.register import check_registration
-
-    quads = _card_quads(new, image)
-    return check_registration(new, quads) == "ok" and check_registration(old, quads) != "ok"
-
-
-def _refined(profile, image: np.ndarray):
-    """`profile` refitted with every card now on its lattice (`calibration.register.refine`;
-    unchanged where too few cards match or the fit is no better)."""
-    from calibration.register import refine
-
-    return refine(profile, _card_quads(profile, image))
 
 
 def _fail(message: str) -> int:
@@ -307,12 +274,12 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             return _fail(f"cannot read truth {args.truth}: {exc}")
     try:
-        from calibration.follow import BoardFollower
         from calibration.profile import Profile, ProfileError
         from calibration.register import RegistrationError, register_from_cards
 
         from .card_presence import CardPresence, find_setup_cards
         from .card_reader import reader_in
+        from .following import FollowingScanner
         from .incremental import IncrementalScanner, board_region
         from .pipeline import TableScanner
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -359,17 +326,14 @@ def run(args: argparse.Namespace) -> int:
                     OcclusionDetector(region=board_region(profile)))
         return IncrementalScanner.for_profile(profile, reader, pieces, presence), None
 
-    scanner, occlusion = frame_reader(profile) if profile else (None, OcclusionDetector())
+    # a bumped camera or board mid-game is followed (`scanner.following`)
+    scanner = FollowingScanner(profile, frame_reader) if profile else None
+    occlusion = None if profile else OcclusionDetector()  # until the board is registered
     latencies: list[float] = []
     cpu_times: list[float] = []
     settled = SettledFrames()
     registration_note = ""
     frame_no = 0
-    # a bumped camera or board: the board is followed from frame to frame (`calibration.
-    # follow`), on the first clear frame after hands or a sudden change, and every FOLLOW_EVERY
-    follower = None
-    was_occluded = False
-    followed: list[str] = []
     with source:
         while True:
             if args.max_frames and frame_no >= args.max_frames:
@@ -389,35 +353,14 @@ def run(args: argparse.Namespace) -> int:
                         h, w = image.shape[:2]
                         profile = register_from_cards(
                             find_setup_cards(image, presence=presence), (w, h))
-                        scanner, occlusion = frame_reader(profile)
+                        scanner, occlusion = FollowingScanner(profile, frame_reader), None
                         registration_note = f"registered from the set-up cards at frame " \
                                             f"{frame_no}"
                     except RegistrationError as exc:
                         reading.message = str(exc)
             if scanner is not None:
-                reading = scanner.scan(image)
+                reading = scanner.scan(image, frame_no)
                 reading.frame_index = frame_no
-                if occlusion is not None:
-                    reading.occluded = occluded
-                if follower is None:
-                    follower = BoardFollower(profile, image)
-                elif not reading.occluded and (was_occluded or frame_no % FOLLOW_EVERY == 0):
-                    seen = follower.check(image)
-                    moved = seen.status == "moved" and _cards_agree(seen.profile, profile,
-                                                                    image)
-                    if moved:
-                        # the game is kept; only where the board lies is new (refitted on the
-                        # cards in view where enough match)
-                        profile = _refined(seen.profile, image)
-                        scanner, occlusion = frame_reader(profile)
-                        reading = scanner.scan(image)
-                        reading.frame_index = frame_no
-                        if occlusion is not None:
-                            reading.occluded = occlusion.update(image)
-                        followed.append(f"frame {frame_no}: the board moved {seen.shift_px:.0f} "
-                                        "px; followed")
-                        follower.accept(profile, image)
-                was_occluded = reading.occluded
             tracker.update(reading)
             if adapt_pending and scanner is not None and not reading.occluded \
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
@@ -442,7 +385,7 @@ def run(args: argparse.Namespace) -> int:
         "source_state": source_state,
         "registration": (registration_note or ("profile " + args.profile if args.profile
                                                else "board never found"))
-        + "".join(f"; {f}" for f in followed),
+        + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else [])),
         "piece_adaptation": adaptation_note or "never: the armies were not all placed",
         "events": [e.to_json() for e in tracker.events],
         "holding": tracker.holding,

@@ -116,3 +116,62 @@ def test_scan_goes_on_across_a_bumped_camera(tmp_path):
     assert out["plain"]["moves_recovered"] >= 20
     assert out["bumped"]["moves_recovered"] >= out["plain"]["moves_recovered"] - 1
     assert out["bumped"]["spurious_events"] <= out["plain"]["spurious_events"]
+
+
+def test_the_following_scanner_rebuilds_only_on_a_move_the_cards_confirm(frames, monkeypatch):
+    """`scanner.following.FollowingScanner` with a stand-in scanner: a move the features see
+    but the cards do not confirm changes nothing; a confirmed one rebuilds the scanner on the
+    moved profile and reads the frame again; checks run after hands and every `every` frames."""
+    import scanner.following as following
+    from calibration.follow import FollowResult
+    from scanner.detections import TableReading
+
+    profile, a, b = frames
+    built, checks = [], []
+
+    class Inner:
+        def __init__(self, p):
+            self.p, self.occluded = p, False
+
+        def scan(self, image):
+            return TableReading(occluded=self.occluded, message=f"read with {id(self.p)}")
+
+    def make(p):
+        built.append(p)
+        return Inner(p), None
+
+    moved_to = Profile(H=profile.H @ np.array([[1.0, 0, 0.2], [0, 1, 0], [0, 0, 1]]),
+                       image_size=profile.image_size)
+    verdicts = iter([FollowResult("moved", 9.0, 120, moved_to),
+                     FollowResult("moved", 9.0, 120, moved_to)])
+
+    class Follower:
+        def __init__(self, p, image):
+            pass
+
+        def check(self, image):
+            checks.append(image)
+            return next(verdicts)
+
+        def accept(self, p, image):
+            pass
+
+    agree = iter([False, True])
+    monkeypatch.setattr(following, "cards_agree", lambda new, old, image: next(agree))
+    monkeypatch.setattr("calibration.register.refine", lambda p, quads: p)
+    monkeypatch.setattr(following, "card_quads", lambda p, image: [])
+    fs = following.FollowingScanner(profile, make, every=3)
+    fs._follower_type = Follower
+    fs.scan(a, 0)  # the first frame: the follower's reference
+    fs.scan(a, 1)
+    fs.scan(a, 2)
+    assert checks == []  # nothing due yet
+    fs.scan(b, 3)  # every 3rd frame: the features say moved, the cards do not
+    assert len(checks) == 1 and fs.profile is profile and len(built) == 1
+    fs.inner.occluded = True
+    fs.scan(b, 4)  # hands: no check
+    fs.inner.occluded = False
+    reading = fs.scan(b, 5)  # the first clear frame after hands: checked, and confirmed
+    assert len(checks) == 2 and fs.profile is moved_to and built[-1] is moved_to
+    assert reading.message == f"read with {id(moved_to)}"
+    assert fs.followed == ["frame 5: the board moved 9 px; followed"]

@@ -92,11 +92,14 @@ def profile_scanner(path: str | Path) -> Callable[[np.ndarray], TableReading] | 
     (`scanner.incremental.IncrementalScanner`); None until then, and the page is entered by hand."""
     try:
         from calibration.profile import Profile
+        from scanner.following import FollowingScanner
         from scanner.incremental import IncrementalScanner
     except ImportError:
         return None
-    # only zones whose picture changed are read, none while hands are over the board
-    return IncrementalScanner.for_profile(Profile.load(path)).scan
+    # only zones whose picture changed are read, none while hands are over the board; a
+    # camera or board bumped during the game is followed (`scanner.following`)
+    return FollowingScanner(Profile.load(path),
+                            lambda p: (IncrementalScanner.for_profile(p), None)).scan
 
 
 class LiveCamera:
