@@ -365,6 +365,43 @@ def test_the_scanner_runs_beside_the_picture_and_its_failures_are_shown(tmp_path
         failed.stop()
 
 
+def test_the_grid_follows_a_scanner_that_followed_a_bumped_board(tmp_path):
+    """`scanner.following.FollowingScanner` rebuilds on a moved profile: the page's grid, drawn
+    from the profile it was given, takes the scanner's new one."""
+    import numpy as np
+
+    from calibration.profile import Profile
+    from scanner.detections import TableReading
+    from webui.table.camera import BoardGrid, LiveCamera
+
+    video = tmp_path / "tiny.avi"
+    write_video(video, frames=30)
+    H0 = np.array([[10.0, 0, 20], [0, -10, 80], [0, 0, 1]])
+
+    class Following:
+        profile = Profile(H=H0, image_size=(160, 120))
+        reads = 0
+
+        def scan(self, image):
+            self.reads += 1
+            if self.reads == 3:  # the board was followed
+                self.profile = Profile(H=H0 + np.array([[0, 0, 5.0], [0, 0, 0], [0, 0, 0]]),
+                                       image_size=(160, 120))
+            return TableReading(board_found=True)
+
+    scanner = Following()
+    camera = LiveCamera(str(video), loop=True, grid=BoardGrid(H0), reader=scanner.scan,
+                        max_fps=100, scan_interval=0.02).start()
+    try:
+        deadline = time.time() + 5
+        while scanner.reads < 5 and time.time() < deadline:
+            time.sleep(0.05)
+        assert scanner.reads >= 5
+        assert camera.grid.H[0, 2] == 25.0  # moved with the scanner's profile
+    finally:
+        camera.stop()
+
+
 def test_a_scanner_that_cannot_start_leaves_the_picture_running(tmp_path, monkeypatch):
     import webui.table.camera as camera_module
 

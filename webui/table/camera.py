@@ -130,6 +130,7 @@ class LiveCamera:
         self._jpeg_cache: dict[tuple, bytes] = {}
         # hands over the board: such readings are marked occluded and propose nothing
         self.occlusion = OcclusionDetector()
+        self._followed = None  # the profile the scanner last read with, where it follows one
 
     def start(self) -> LiveCamera:
         """Open the source (raises SourceError at once if it can't be) and start reading."""
@@ -239,7 +240,14 @@ class LiveCamera:
                 reading.occluded = reading.occluded or self.occlusion.update(image)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
+            # a scanner that followed a bumped board (`scanner.following`): the grid drawn
+            # over the picture follows it too
+            followed = getattr(getattr(reader, "__self__", None), "profile", None)
             with self._cond:
+                if followed is not None and followed is not self._followed:
+                    if self._followed is not None:
+                        self.grid = BoardGrid(followed.H, followed.K, followed.dist)
+                    self._followed = followed
                 self.reading = reading
                 self._jpeg_cache.clear()
             scanned = count
