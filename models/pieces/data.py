@@ -159,6 +159,18 @@ def frame_crops(seed: int, split: str, jitter: float = 1.8, piece_sets: list[str
     return crops, labels, float(scene.elevation), scene.piece_set
 
 
+def under_hand(hmask: np.ndarray | None, quad: np.ndarray, label: int) -> int | None:
+    """A cell crop's label with the arms over the table (`hmask`): `unsure` where they cover
+    more than HAND_UNSURE of the piece's part of the crop, None (leave the crop out) where they
+    cover more than HAND_CLEAR, `label` otherwise."""
+    if hmask is None:
+        return label
+    frac = float((warp_quad(hmask, quad)[_ROW0:_ROW1, _COL0:_COL1] > 127).mean())
+    if frac > HAND_UNSURE:
+        return CLASSES.index("unsure")
+    return None if frac > HAND_CLEAR else label
+
+
 def _table_crops(image, truth, pos, scene, rcam, rng, jitter, fallen_p, keep_bare, keep_empty):
     cam = as_board_camera(truth["camera"], image.shape)
     board = pos["board"]
@@ -192,14 +204,10 @@ def _table_crops(image, truth, pos, scene, rcam, rng, jitter, fallen_p, keep_bar
                   & (quad[:, 1] < H_ + 5)).mean()
         if inside < 0.75:
             continue
-        label = CLASSES.index("unsure") if cell in fallen else label_of(unit)
-        if hmask is not None:
-            hm = warp_quad(hmask, quad)
-            frac = float((hm[_ROW0:_ROW1, _COL0:_COL1] > 127).mean())
-            if frac > HAND_UNSURE:
-                label = CLASSES.index("unsure")
-            elif frac > HAND_CLEAR:
-                continue
+        label = under_hand(hmask, quad,
+                           CLASSES.index("unsure") if cell in fallen else label_of(unit))
+        if label is None:
+            continue
         crops.append(warp_quad(image, quad))
         labels.append(label)
     return crops, labels

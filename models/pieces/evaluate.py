@@ -202,20 +202,15 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
     arms over them), each as (image, camera, {cell: label}): every in-frame cell with a card or
     a unit, labelled `unsure` where an arm covers its crop, and left out where it half does."""
     from models.pieces.data import (
-        _COL0,
-        _COL1,
-        _ROW0,
-        _ROW1,
-        HAND_CLEAR,
-        HAND_UNSURE,
         _hand_mask,
         label_of,
         random_hands,
         random_position,
+        under_hand,
     )
     from models.renderer import Scene, render_scene
     from models.renderer.scene import sub_seed
-    from scanner.piece_crops import CELLS, as_board_camera, cell_centre, crop_quad, warp_quad
+    from scanner.piece_crops import CELLS, as_board_camera, cell_centre, crop_quad
 
     if procedural:
         piece_sets = [f"proc-{seed}"]
@@ -239,14 +234,9 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
             c = quad.mean(0)
             if not (0 <= c[0] < w and 0 <= c[1] < h):
                 continue
-            label = label_of(st.get("unit"))
-            if hmask is not None:
-                frac = float((warp_quad(hmask, quad)[_ROW0:_ROW1, _COL0:_COL1] > 127).mean())
-                if frac > HAND_UNSURE:
-                    label = UNSURE_CLASS
-                elif frac > HAND_CLEAR:
-                    continue
-            labels[cell] = label
+            label = under_hand(hmask, quad, label_of(st.get("unit")))
+            if label is not None:
+                labels[cell] = label
         out.append((res.image, cam, labels, scene.piece_set))
     return out
 
