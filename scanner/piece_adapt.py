@@ -190,31 +190,25 @@ def setup_labels(position: dict) -> dict[str, str]:
     return out
 
 
-def tokens_in_view(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
-                   any_kind: bool = False) -> int:
-    """How many of the `units` (cell -> "white-knight") the token reader finds printed on their
-    cells, as the units they are, once it has taken the print scale they fit best
-    (`TokenReader.fit_print_scale`): the printed tokens need no adapting to (their print is known),
+def token_matches(clf: PieceClassifier, image: np.ndarray, camera, cells: list[str]
+                  ) -> dict[str, object]:
+    """The token reader's best glyph on each of `cells` (`token_reader.TokenMatch`), once it
+    has taken the print scale their top views fit best (`TokenReader.fit_print_scale`: a
+    printer shrinks a sheet to fit its page); {} where the reader is off."""
+    if clf.tokens is None or not cells:
+        return {}
+    views = clf.tokens.top_views(image, as_board_camera(camera, image.shape), list(cells))
+    clf.tokens.fit_print_scale(list(views.values()))
+    return {cell: clf.tokens.match(view) for cell, view in views.items()}
+
+
+def printed_units(matches: dict[str, object], units: dict[str, str]) -> int:
+    """How many of the `units` (cell -> "white-knight") `token_matches` found printed on their
+    cells, as the units they are: the printed tokens need no adapting to (their print is known),
     and adapting the classifier to them cost the tokens validation game 5 of 81 moves (its
-    set head, learnt from the set-up view, later read bare cards as still occupied).
-    `any_kind`: count the cells where a token lies at all, as whatever unit."""
-    if clf.tokens is None or not units:
-        return 0
-    cam = as_board_camera(camera, image.shape)
-    # first how large the players printed them (a printer shrinks a sheet to fit its page)
-    h, w = image.shape[:2]
-    views = []
-    for cell in units:
-        x, y = cell_centre(cell, cam.pitch)
-        c = cam.project(np.array([[x, y, 0.0]]))[0]
-        if 0 <= c[0] < w and 0 <= c[1] < h:
-            views.append(clf.tokens.top_view(image, cam, x, y))
-    clf.tokens.fit_print_scale(views)
-    found = clf.tokens.read(image, cam, list(units))
-    if any_kind:  # a token there at all, whichever
-        return sum(1 for cell in units if cell in found and found[cell].present)
+    set head, learnt from the set-up view, later read bare cards as still occupied)."""
     return sum(1 for cell, unit in units.items()
-               if cell in found and found[cell].sure and found[cell].piece == unit)
+               if cell in matches and matches[cell].sure and matches[cell].piece == unit)
 
 
 def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: dict) -> dict:

@@ -110,23 +110,25 @@ def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) ->
     side's pieces were then read as this side's. Says what it did."""
     from engines.royal_battles import CELL_NAMES
 
-    from .piece_adapt import adapt_from_setup, tokens_in_view
+    from .piece_adapt import adapt_from_setup, printed_units, token_matches
 
-    profile = getattr(scanner, "scanner", scanner).profile
+    profile = scanner.profile
+    all_units = {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
+                 for c, u in tracker.state.units.items()}
+    # one look at every unit's cell, fitting the tokens' print scale first
+    matches = token_matches(pieces, image, profile, list(all_units))
     # a set of pieces, not one token among its units: the token reader rests for the game
     # (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a cell:
     # the validation games' CPU p50 7.1-8.0 -> 5.1-6.4 ms)
     rests = ""
-    all_units = {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
-                 for c, u in tracker.state.units.items()}
-    if pieces.tokens is not None and all_units and tokens_in_view(
-            pieces, image, profile, all_units, any_kind=True) == 0:
+    if pieces.tokens is not None and all_units and not any(m.present
+                                                           for m in matches.values()):
         pieces.tokens = None
         rests = "; the token reader rests, no unit being a paper token"
     units = tracker.placed_units()
     if len(units) < len(tracker.state.units):
         return f"none: at frame {frame_no} a side's placement was still a question{rests}"
-    printed = tokens_in_view(pieces, image, profile, units)
+    printed = printed_units(matches, units)
     if 2 * printed > len(units):
         scale = pieces.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"

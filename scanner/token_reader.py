@@ -239,14 +239,20 @@ class TokenReader:
                           {k: float(v) for k, v in zip(self._keys, p, strict=True)},
                           float(angles[order[0]]))
 
-    def read(self, image: np.ndarray, cam: BoardCamera, cells: list[str]
-             ) -> dict[str, TokenMatch]:
+    def top_views(self, image: np.ndarray, cam: BoardCamera, cells: list[str]
+                  ) -> dict[str, np.ndarray]:
+        """The top view of each of `cells` whose centre lies in the frame (one with its centre
+        out of view shows half a token at best)."""
         h, w = image.shape[:2]
-        out: dict[str, TokenMatch] = {}
+        out: dict[str, np.ndarray] = {}
         for cell in cells:
             x, y = cell_centre(cell, cam.pitch)
             c = cam.project(np.array([[x, y, 0.0]]))[0]
-            if not (0 <= c[0] < w and 0 <= c[1] < h):
-                continue
-            out[cell] = self.match(self.top_view(image, cam, x, y))
+            if 0 <= c[0] < w and 0 <= c[1] < h:
+                out[cell] = self.top_view(image, cam, x, y)
         return out
+
+    def read(self, image: np.ndarray, cam: BoardCamera, cells: list[str]
+             ) -> dict[str, TokenMatch]:
+        return {cell: self.match(view)
+                for cell, view in self.top_views(image, cam, cells).items()}

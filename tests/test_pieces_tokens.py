@@ -193,7 +193,10 @@ def test_the_stage_takes_the_print_over_the_classifier(monkeypatch):
 
 
 def test_the_set_up_of_tokens_is_not_adapted_to():
-    from scanner.piece_adapt import tokens_in_view
+    from scanner.piece_adapt import printed_units, token_matches
+
+    def tokens_in_view(clf, image, camera, units):
+        return printed_units(token_matches(clf, image, camera, list(units)), units)
 
     clf = PieceClassifier()
     img = cv2.imread(str(FIX / "tokens.jpg"))

@@ -93,7 +93,7 @@ def test_scan_adapts_the_piece_classifier_once_the_armies_stand(capsys, monkeypa
     assert int(note.split()[3]) >= placed
     import scanner.piece_adapt
 
-    monkeypatch.setattr(scanner.piece_adapt, "tokens_in_view", lambda *a, **k: 0)
+    monkeypatch.setattr(scanner.piece_adapt, "token_matches", lambda *a, **k: {})
     assert main(argv) == 0
     note = json.loads(capsys.readouterr().out)["piece_adaptation"]
     assert note.startswith("at frame "), note

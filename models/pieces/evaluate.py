@@ -243,7 +243,6 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
 
 def _board_worker(args) -> list[dict]:
     seeds, split, piece_sets, procedural, turned = args
-    from scanner.piece_crops import cell_centre
     from scanner.token_reader import PATCH, TokenReader
 
     tokens = TokenReader()
@@ -252,13 +251,8 @@ def _board_worker(args) -> list[dict]:
         rng = np.random.default_rng(seed)
         for image, cam, labels, pset in board_frames(seed, split, piece_sets,
                                                      procedural=procedural):
-            h, w = image.shape[:2]
-            for cell, label in labels.items():
-                x, y = cell_centre(cell)
-                c = cam.project(np.array([[x, y, 0.0]]))[0]
-                if not (0 <= c[0] < w and 0 <= c[1] < h):
-                    continue
-                view = tokens.top_view(image, cam, x, y)
+            for cell, view in tokens.top_views(image, cam, list(labels)).items():
+                label = labels[cell]
                 if turned:  # a token as a player lays it, turned any way
                     M = cv2.getRotationMatrix2D((PATCH / 2, PATCH / 2),
                                                 float(rng.uniform(-turned, turned)), 1.0)
