@@ -32,13 +32,12 @@ def card_quads(profile, image: np.ndarray) -> list[np.ndarray]:
     return quads
 
 
-def cards_agree(new, old, image: np.ndarray) -> bool:
-    """A move the features saw, checked by another witness: the cards in view lie on the new
-    lattice and no longer on the old one (`calibration.register.check_registration`). Feature
-    matches on a bare or repetitive table can agree on a move that never happened."""
+def cards_agree(new, old, quads: list[np.ndarray]) -> bool:
+    """A move the features saw, checked by another witness: the cards in view (`quads`) lie on
+    the new lattice and no longer on the old one (`calibration.register.check_registration`).
+    Feature matches on a bare or repetitive table can agree on a move that never happened."""
     from calibration.register import check_registration
 
-    quads = card_quads(new, image)
     return check_registration(new, quads) == "ok" and check_registration(old, quads) != "ok"
 
 
@@ -48,14 +47,15 @@ class FollowingScanner:
     beside it (None otherwise)."""
 
     def __init__(self, profile, make: Callable[[object], tuple[object, object | None]],
-                 every: int = FOLLOW_EVERY) -> None:
+                 every: int = FOLLOW_EVERY, follower: Callable | None = None) -> None:
         from calibration.follow import BoardFollower
 
         self.profile = profile
         self._make = make
         self._every = every
         self.inner, self._occlusion = make(profile)
-        self._follower_type = BoardFollower
+        # `follower(profile, reference_frame)`: what watches the board (a stand-in in tests)
+        self._new_follower = follower or BoardFollower
         self._follower = None
         self._was_occluded = False
         self._frames = 0
@@ -73,15 +73,16 @@ class FollowingScanner:
         n = self._frames if frame_index is None else frame_index
         self._frames += 1
         if self._follower is None:
-            self._follower = self._follower_type(self.profile, image)
+            self._follower = self._new_follower(self.profile, image)
         elif not reading.occluded and (self._was_occluded or n % self._every == 0):
             seen = self._follower.check(image)
-            if seen.status == "moved" and cards_agree(seen.profile, self.profile, image):
+            quads = card_quads(seen.profile, image) if seen.status == "moved" else []
+            if seen.status == "moved" and cards_agree(seen.profile, self.profile, quads):
                 from calibration.register import refine
 
-                # only where the board lies is new (refitted on the cards in view, where
-                # enough of them match)
-                self.profile = refine(seen.profile, card_quads(seen.profile, image))
+                # only where the board lies is new (refitted on the same cards, where enough
+                # of them match)
+                self.profile = refine(seen.profile, quads)
                 self.inner, self._occlusion = self._make(self.profile)
                 reading = self._read(image)
                 self.followed.append(f"frame {n}: the board moved {seen.shift_px:.0f} px; "

@@ -31,6 +31,7 @@ import numpy as np
 
 from .detections import PieceReading
 from .piece_crops import CROP_H, CROP_W, as_board_camera, cell_crops, frame_single
+from .token_reader import DOUBTED_EMPTY, TokenReader
 
 KINDS = ("pawn", "rook", "knight", "bishop", "queen", "king")
 CLASSES = ["empty"] + [f"{s}-{k}" for s in ("white", "black") for k in KINDS] + ["unsure"]
@@ -167,11 +168,7 @@ class PieceClassifier:
         self.last_timings_ms: dict[str, float] = {}
         # the printed paper tokens are read from the board's top view by their print
         # (`scanner.token_reader`): flat and known, they need no learning
-        self.tokens = None
-        if tokens:
-            from .token_reader import TokenReader
-
-            self.tokens = TokenReader()
+        self.tokens = TokenReader() if tokens else None
 
     # --- the model -----------------------------------------------------------------------
     @property
@@ -257,8 +254,6 @@ class PieceClassifier:
         if self.tokens is not None:
             # a token found by its print stands for the cell's reading where the classifier
             # is not sure the cell is bare, or where the print is certain
-            from .token_reader import DOUBTED_EMPTY
-
             for cell, m in self.tokens.read(image, cam, list(cells)).items():
                 r = readings[cell]
                 bare = r.piece == "empty" and r.confidence >= DOUBTED_EMPTY

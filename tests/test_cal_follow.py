@@ -157,11 +157,10 @@ def test_the_following_scanner_rebuilds_only_on_a_move_the_cards_confirm(frames,
             pass
 
     agree = iter([False, True])
-    monkeypatch.setattr(following, "cards_agree", lambda new, old, image: next(agree))
+    monkeypatch.setattr(following, "cards_agree", lambda new, old, quads: next(agree))
     monkeypatch.setattr("calibration.register.refine", lambda p, quads: p)
     monkeypatch.setattr(following, "card_quads", lambda p, image: [])
-    fs = following.FollowingScanner(profile, make, every=3)
-    fs._follower_type = Follower
+    fs = following.FollowingScanner(profile, make, every=3, follower=Follower)
     fs.scan(a, 0)  # the first frame: the follower's reference
     fs.scan(a, 1)
     fs.scan(a, 2)
