@@ -61,14 +61,17 @@ def order_quad(quad: np.ndarray) -> np.ndarray:
 
 
 def quad_area(quad: np.ndarray) -> float:
+    # the shoelace sum of a quadrilateral is half the cross product of its diagonals (as
+    # scalars: the card finder measures thousands of contours a photo)
     q = np.asarray(quad, np.float64).reshape(4, 2)
-    x, y = q[:, 0], q[:, 1]
-    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = q.tolist()
+    return 0.5 * abs((x2 - x0) * (y3 - y1) - (y2 - y0) * (x3 - x1))
 
 
 def quad_sides(quad: np.ndarray) -> np.ndarray:
     q = np.asarray(quad, np.float64).reshape(4, 2)
-    return np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    d = q - q[[1, 2, 3, 0]]
+    return np.sqrt((d * d).sum(1))
 
 
 def apply_h(H: np.ndarray, pts: np.ndarray) -> np.ndarray:
