@@ -156,7 +156,7 @@ def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True) -> list[C
     seen = table_masks(image)
     if seen is None:
         return []
-    quads = find_cards(image, seen=seen)
+    quads = find_cards(image, seen=seen, rims=True)
     readings = reader.read_quads(image, quads, face_below_px=PHOTO_FACE_BELOW_PX)
     size = card_size([q * seen.scale for q in quads])
     if not by_corners or size is None:
