@@ -234,6 +234,8 @@ def find_cards(image: np.ndarray, max_side: int = 1024,
         big = max(quad_area(q) for q in kept)
         kept = [q for q in kept if quad_area(q) >= 0.2 * big]
         kept = _without_clusters(kept)
+    if rims and kept and REFIT_ALL:
+        kept = [order_quad(q) for q in snap_sides_to(outline, np.array(kept, np.float32))]
     return [(q / scale).astype(np.float32) for q in kept]
 
 
@@ -242,6 +244,7 @@ CLOSE_GAPS = (1, 2)  # px
 # a hole longer than this for its width is the strip of a card that others cover (a fanned
 # hand), whose index corner `card_corners` reads; taken for a whole card it hid that corner
 RIM_MAX_RATIO = 2.2
+REFIT_ALL = False
 
 
 def _long_short(q: np.ndarray) -> float:

@@ -661,3 +661,44 @@ def test_one_corner_is_cut_as_the_whole_card_reader_cuts_it(reader, monkeypatch)
     got = seen[0]
     assert np.abs(got[0].astype(int) - nw).max() <= 2
     assert np.abs(got[1].astype(int) - ne).max() <= 2
+
+
+class _ReaderSureAwayFromTheFirstOutline:
+    """A stand-in reader: unsure through the first outlines it is shown, and through any other
+    outline names `answers[k]` for the k-th card at `conf`."""
+
+    def __init__(self, first: list[np.ndarray], answers: list[str], conf: float):
+        self.first, self.answers, self.conf = first, answers, conf
+
+    def read_quads(self, image, quads, **kw):
+        from scanner.detections import CardReading
+
+        out = []
+        for q in quads:
+            k = int(np.argmin([np.abs(q.mean(0) - f.mean(0)).sum() for f in self.first]))
+            again = np.abs(q - self.first[k]).max() > 1.0
+            out.append(CardReading(corners=np.asarray(q, np.float32),
+                                   card=self.answers[k] if again else None,
+                                   confidence=self.conf if again else 0.5))
+        return out
+
+
+@pytest.mark.parametrize("conf,want", [(0.9995, ["7C", None]), (0.99, [None, None])])
+def test_unsure_photo_cards_get_a_second_look_only_a_sure_one_answers(conf, want):
+    """An unsure card is read again through its outline refitted to the edges and grown; that
+    look answers only at SECOND_LOOK_SURE, and never names a card the photo already showed."""
+    from scanner.card_corners import _second_look
+    from scanner.card_finder import table_masks
+    from scanner.detections import CardReading
+
+    img, cards = _white_table_photo()
+    seen = table_masks(img)
+    quads = [c.mean(0) + (c - c.mean(0)) * 0.9 for c in cards[:2]]  # cut short of the rims
+    reader = _ReaderSureAwayFromTheFirstOutline(quads, ["7C", "KH"], conf)
+    readings = reader.read_quads(img, quads)
+    readings.append(CardReading(corners=cards[2], card="KH", confidence=0.9999))
+    _second_look(img, seen, quads, readings, reader)
+    assert [r.card for r in readings[:2]] == want  # KH: already on the photo
+    if want[0]:
+        assert readings[0].confidence >= 0.999
+        assert np.abs(readings[0].corners - quads[0]).max() > 1.0  # from the other outline
