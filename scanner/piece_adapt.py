@@ -228,3 +228,36 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
             labs.append(lab)
             groups.append(cell)  # one cell's offsets are one example, not five
     return adapt_from_crops(clf, np.array(crops), labs, groups=groups)
+
+
+def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
+              cells: list[str], when: str) -> str:
+    """Adapt `clf` to the set in view, from the units known to stand on the table (`units`,
+    cell -> "white-knight"), only when every unit standing (`cells`) is among them: a kind
+    taken wrong would teach the wrong look (on s64 a king and queen learnt swapped cost 24
+    moves), and adapting from one side alone moved only that side's prototypes (s4 and s31
+    lost 27 and 34 moves, session 11). First one look at every unit's cell by the token
+    reader, fitting the print scale; with no token among the units it rests for the game
+    (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a cell); a
+    set most of whose units are tokens read by their print is not adapted to (val-s35 lost 5
+    of 81 moves when its set head later read bare cards as still occupied). Says what it did,
+    starting with `when` ("at frame 190") or with "none: "."""
+    matches = token_matches(clf, image, camera, list(cells))
+    rests = ""
+    if clf.tokens is not None and cells and not any(m.present for m in matches.values()):
+        clf.tokens = None
+        rests = "; the token reader rests, no unit being a paper token"
+    if set(cells) - set(units):
+        return f"none: {when} a side's placement was still a question{rests}"
+    printed = printed_units(matches, units)
+    if 2 * printed > len(units):
+        scale = clf.tokens.print_scale
+        printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
+        return f"none: {when} {printed} of {len(units)} units were paper " \
+               f"tokens read by their print{printed_at}"
+    try:
+        info = adapt_from_setup(clf, image, camera, units)
+    except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one
+        return f"none: adapting {when} failed ({exc})"
+    return f"{when} from {len(units)} units ({', '.join(info['classes'])}) in " \
+           f"{info['seconds']} s{rests}"

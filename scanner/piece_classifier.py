@@ -169,6 +169,7 @@ class PieceClassifier:
         # the printed paper tokens are read from the board's top view by their print
         # (`scanner.token_reader`): flat and known, they need no learning
         self.tokens = TokenReader() if tokens else None
+        self._reads_tokens = tokens
 
     # --- the model -----------------------------------------------------------------------
     @property
@@ -205,6 +206,12 @@ class PieceClassifier:
         self.prototypes = self.base_prototypes.copy()
         self.scale = COSINE_SCALE
         self.set_head = None
+
+    def new_set(self) -> None:
+        """A new game, perhaps with another set: forget the adaptation, and read tokens again
+        at the sheet's print size (a game of 3D pieces rests the token reader)."""
+        self.reset()
+        self.tokens = TokenReader() if self._reads_tokens else None
 
     def decide(self, probs: np.ndarray) -> dict[str, np.ndarray]:
         """The three decisions for N x 14 probabilities (see the module's doc). Returns arrays:

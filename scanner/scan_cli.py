@@ -104,42 +104,15 @@ def _filmed(out: Path, seed: int, scene_seed: int, split: str, design: str, piec
 
 
 def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) -> str:
-    """Adapt the piece classifier to the set in view from the units the game has placed, only
-    when every unit's kind is settled. Adapting from one side's units alone moved only that
-    side's prototypes and cost the fixtures s4 and s31 27 and 34 moves (session 11): the other
-    side's pieces were then read as this side's. Says what it did."""
+    """Adapt the piece classifier to the set in view from the units the game has placed
+    (`piece_adapt.learn_set`: only when every unit's kind is settled). Says what it did."""
     from engines.royal_battles import CELL_NAMES
 
-    from .piece_adapt import adapt_from_setup, printed_units, token_matches
+    from .piece_adapt import learn_set
 
-    profile = scanner.profile
-    all_units = {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
-                 for c, u in tracker.state.units.items()}
-    # one look at every unit's cell, fitting the tokens' print scale first
-    matches = token_matches(pieces, image, profile, list(all_units))
-    # a set of pieces, not one token among its units: the token reader rests for the game
-    # (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a cell:
-    # the validation games' CPU p50 7.1-8.0 -> 5.1-6.4 ms)
-    rests = ""
-    if pieces.tokens is not None and all_units and not any(m.present
-                                                           for m in matches.values()):
-        pieces.tokens = None
-        rests = "; the token reader rests, no unit being a paper token"
-    units = tracker.placed_units()
-    if len(units) < len(tracker.state.units):
-        return f"none: at frame {frame_no} a side's placement was still a question{rests}"
-    printed = printed_units(matches, units)
-    if 2 * printed > len(units):
-        scale = pieces.tokens.print_scale
-        printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
-        return f"none: at frame {frame_no} {printed} of {len(units)} units were paper " \
-               f"tokens read by their print{printed_at}"
-    try:
-        info = adapt_from_setup(pieces, image, profile, units)
-    except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one
-        return f"none: adapting at frame {frame_no} failed ({exc})"
-    return (f"at frame {frame_no} from {len(units)} units ({', '.join(info['classes'])}) in "
-            f"{info['seconds']} s{rests}")
+    cells = [CELL_NAMES[c] for c in tracker.state.units]
+    return learn_set(pieces, image, scanner.profile, tracker.placed_units(), cells,
+                     f"at frame {frame_no}")
 
 
 def _fail(message: str) -> int:
