@@ -405,7 +405,7 @@ def test_the_grid_follows_a_scanner_that_followed_a_bumped_board(tmp_path):
 def test_a_scanner_that_cannot_start_leaves_the_picture_running(tmp_path, monkeypatch):
     import webui.table.camera as camera_module
 
-    def broken(path):
+    def broken(path, pieces=None):
         raise FileNotFoundError("models/cards/card_index.onnx")
 
     monkeypatch.setattr(camera_module, "profile_scanner", broken)
@@ -475,3 +475,125 @@ def test_a_fit_that_folds_the_board_through_the_horizon_is_refused():
     folded = np.array([[-55.1, -257.1, 771.6], [20.95, -229.5, 438.7], [-0.00255, -0.5607, 1]])
     with pytest.raises(CalibrationError, match="do not fit one flat board"):
         check_fit(folded)
+
+
+class _SetLearner:
+    """Stands in for the piece classifier: counts the games it forgot."""
+
+    def __init__(self) -> None:
+        self.new_sets = 0
+
+    def new_set(self) -> None:
+        self.new_sets += 1
+
+
+def _units_reading(units: dict[str, str], occluded: bool = False, empty: str | None = None):
+    from scanner.detections import CellReading, PieceReading, TableReading
+
+    reading = TableReading(board_found=True, occluded=occluded)
+    for cell, label in units.items():
+        reading.cells[cell] = CellReading(cell=cell, empty=False,
+                                          piece=PieceReading("empty" if cell == empty else label,
+                                                             0.9))
+    return reading
+
+
+def test_units_in_view_needs_every_entered_unit_standing_clear():
+    from scanner.detections import PieceReading
+    from webui.table.camera import units_in_view
+
+    units = {"a1": "white-pawn", "c5": "black-knight"}
+    assert units_in_view(_units_reading(units), units)
+    assert not units_in_view(_units_reading(units, occluded=True), units)  # hands over it
+    assert not units_in_view(_units_reading(units, empty="c5"), units)  # not put down yet
+    reading = _units_reading(units)
+    reading.cells["c5"].piece = PieceReading(None, 0.5, occupied=True, seen_side="white")
+    assert not units_in_view(reading, units)  # another side's unit stands there
+    reading.cells["c5"].piece = PieceReading(None, 0.5, occupied=True)  # kind and side unsure
+    assert units_in_view(reading, units)
+
+
+def test_the_camera_learns_the_set_once_a_game_from_a_view_that_shows_the_units(
+        tmp_path, monkeypatch):
+    """Once the players have entered every unit, the scanner's thread adapts the classifier
+    from the first clear reading that shows those units; a new game forgets the set."""
+    import numpy as np
+
+    import scanner.piece_adapt as piece_adapt
+    from calibration.profile import Profile
+    from webui.table.camera import LiveCamera
+
+    learnt = []
+
+    def learn_set(clf, image, camera, units, cells, when):
+        learnt.append((dict(units), sorted(cells), camera))
+        return f"{when} from {len(units)} units"
+
+    monkeypatch.setattr(piece_adapt, "learn_set", learn_set)
+    video = tmp_path / "tiny.avi"
+    write_video(video, frames=30)
+    units = {"a1": "white-pawn", "c5": "black-knight"}
+
+    class Scanner:
+        profile = Profile(H=np.array([[10.0, 0, 20], [0, -10, 80], [0, 0, 1]]),
+                          image_size=(160, 120))
+        reads = 0
+        shows_units = False
+
+        def scan(self, image):
+            self.reads += 1
+            return _units_reading(units, empty=None if self.shows_units else "a1")
+
+    scanner, pieces = Scanner(), _SetLearner()
+    camera = LiveCamera(str(video), loop=True, reader=scanner.scan, max_fps=100,
+                        scan_interval=0.01, pieces=pieces)
+    camera.occlusion.update = lambda image: False  # the test video's frames all differ
+    camera.start()
+
+    def reads_after(n):
+        start = scanner.reads
+        deadline = time.time() + 5
+        while scanner.reads < start + n and time.time() < deadline:
+            time.sleep(0.02)
+
+    try:
+        camera.learn_set(1, None)  # placing: nothing to learn yet
+        reads_after(3)
+        assert pieces.new_sets == 1 and not learnt
+        camera.learn_set(1, units)
+        reads_after(3)
+        assert not learnt and "waiting" in camera.describe()["set_note"]  # a1 not put down
+        scanner.shows_units = True
+        reads_after(3)
+        assert len(learnt) == 1 and learnt[0][:2] == (units, ["a1", "c5"])
+        assert learnt[0][2] is Scanner.profile
+        assert camera.describe()["set_note"].startswith("set learnt at frame ")
+        camera.learn_set(1, {**units, "e1": "white-king"})  # later changes: learnt once
+        reads_after(3)
+        assert len(learnt) == 1
+        camera.learn_set(2, None)  # a new game forgets the set
+        reads_after(3)
+        assert pieces.new_sets == 2 and camera.describe()["set_note"] == ""
+    finally:
+        camera.stop()
+
+
+def test_the_page_tells_the_camera_the_units_once_they_are_placed(app, page, tmp_path):
+    from webui.table.camera import LiveCamera
+
+    told = []
+
+    class Camera(LiveCamera):
+        def learn_set(self, game, units):
+            told.append((game, units))
+
+    page.get("/api/view")  # the page's context, then a camera that listens
+    app.extensions["royal_table"].camera = Camera(None)
+    page.post("/api/game", SETUP)
+    play(page, TO_ROUND_2_MOVE[:15])  # the last unit not yet placed
+    assert told and all(units is None for _, units in told)
+    play(page, TO_ROUND_2_MOVE[15:16])
+    game, units = told[-1]
+    assert game is not None and units == {
+        "a1": "white-pawn", "c1": "white-knight", "e1": "white-bishop", "g1": "white-king",
+        "a5": "black-pawn", "c5": "black-knight", "e5": "black-rook", "g5": "black-queen"}

@@ -87,9 +87,21 @@ def load_profile(path: str | Path) -> BoardGrid:
     return BoardGrid(H, K, dist)
 
 
-def profile_scanner(path: str | Path) -> Callable[[np.ndarray], TableReading] | None:
+def load_pieces():
+    """The piece classifier (`scanner.piece_classifier`) and, where it cannot be loaded, why:
+    the cards are still read, the pieces then left unsure."""
+    try:
+        from scanner.piece_classifier import PieceClassifier
+
+        return PieceClassifier(), ""
+    except Exception as exc:  # noqa: BLE001 - a missing or broken model file: cards only
+        return None, f"pieces unsure: {exc}"
+
+
+def profile_scanner(path: str | Path, pieces=None) -> Callable[[np.ndarray], TableReading] | None:
     """The scanner for this profile, once the scanner and calibration packages are installed
-    (`scanner.incremental.IncrementalScanner`); None until then, and the page is entered by hand."""
+    (`scanner.incremental.IncrementalScanner`), reading pieces with `pieces` where given; None
+    until then, and the page is entered by hand."""
     try:
         from calibration.profile import Profile
         from scanner.following import FollowingScanner
@@ -98,8 +110,24 @@ def profile_scanner(path: str | Path) -> Callable[[np.ndarray], TableReading] | 
         return None
     # only zones whose picture changed are read, none while hands are over the board; a
     # camera or board bumped during the game is followed (`scanner.following`)
-    return FollowingScanner(Profile.load(path),
-                            lambda p: (IncrementalScanner.for_profile(p), None)).scan
+    return FollowingScanner(Profile.load(path), lambda p: (
+        IncrementalScanner.for_profile(p, pieces=pieces), None)).scan
+
+
+def units_in_view(reading: TableReading, units: dict[str, str]) -> bool:
+    """Whether a clear reading shows a unit standing on each of `units`' cells, of its side
+    where the side was seen: the view the set is learnt from must show what the players
+    entered (not a unit entered before it was put down, or moved before it was entered)."""
+    if reading.occluded:
+        return False
+    for cell, label in units.items():
+        cr = reading.cells.get(cell)
+        piece = cr.piece if cr is not None else None
+        if piece is None or piece.occupied is not True:
+            return False
+        if piece.seen_side is not None and piece.seen_side != label.split("-")[0]:
+            return False
+    return True
 
 
 class LiveCamera:
@@ -107,7 +135,8 @@ class LiveCamera:
 
     def __init__(self, spec: str | None, loop: bool = False, grid: BoardGrid | None = None,
                  reader: Callable[[np.ndarray], TableReading] | None = None,
-                 max_fps: float = 10.0, scan_interval: float = SCAN_INTERVAL_S) -> None:
+                 max_fps: float = 10.0, scan_interval: float = SCAN_INTERVAL_S,
+                 pieces=None) -> None:
         self.spec = spec
         self.loop = loop
         self.grid = grid
@@ -131,6 +160,14 @@ class LiveCamera:
         # hands over the board: such readings are marked occluded and propose nothing
         self.occlusion = OcclusionDetector()
         self._followed = None  # the profile the scanner last read with, where it follows one
+        # the players' own set: the classifier the scanner reads pieces with, the game it
+        # learnt (or is to learn) the set for, the units to learn it from, and what happened
+        self.pieces = pieces
+        self.set_note = ""
+        self._set_game: int | None = None
+        self._set_units: dict[str, str] | None = None
+        self._set_learnt = False
+        self._set_forget = False
 
     def start(self) -> LiveCamera:
         """Open the source (raises SourceError at once if it can't be) and start reading."""
@@ -150,8 +187,10 @@ class LiveCamera:
         """Switch to a new calibration profile: its grid at once, its scanner if installed."""
         grid = load_profile(path)
         reader, note = None, ""
+        if self.pieces is None:
+            self.pieces, note = load_pieces()
         try:
-            reader = profile_scanner(path)
+            reader = profile_scanner(path, self.pieces)
         except Exception as exc:  # noqa: BLE001 - the scanner's own errors: run without it
             note = f"scanner off: {exc}"
         with self._cond:
@@ -165,6 +204,47 @@ class LiveCamera:
             self._scan_thread = threading.Thread(target=self._scan_loop, name="table-scanner",
                                                  daemon=True)
             self._scan_thread.start()
+
+    def learn_set(self, game: int | None, units: dict[str, str] | None) -> None:
+        """The page's game and, once every unit is placed, where each stands as the players
+        entered it (cell -> "white-knight"; None before). Once a game, the piece classifier
+        learns the players' own set from the next clear view that shows those units
+        (`scanner.piece_adapt.learn_set`); a new game forgets the last one's set."""
+        with self._cond:
+            if self.pieces is None:
+                return
+            if game != self._set_game:
+                self._set_game = game
+                self._set_forget, self._set_learnt, self._set_units = True, False, None
+                self.set_note = ""
+            if units and not self._set_learnt and self._set_units is None:
+                self._set_units = dict(units)
+                self.set_note = "waiting for a clear view of every unit to learn the set"
+
+    def _learn_set_from(self, image: np.ndarray, index: int, reading: TableReading,
+                        reader) -> None:
+        """In the scanner's thread (the classifier is the scanner's): forget a finished game's
+        set, or learn this game's from this reading's view once it shows every unit."""
+        with self._cond:
+            forget, units = self._set_forget, self._set_units
+            self._set_forget = False
+        if forget:
+            self.pieces.new_set()
+        if not units or not units_in_view(reading, units):
+            return
+        profile = getattr(getattr(reader, "__self__", None), "profile", None)
+        if profile is None:
+            note = "the set is not learnt: the scanner has no calibration profile"
+        else:
+            from scanner.piece_adapt import learn_set
+
+            note = learn_set(self.pieces, image, profile, units, list(units),
+                             f"at frame {index}")
+            note = f"set learnt {note}" if not note.startswith("none: ") \
+                else f"set not learnt: {note.removeprefix('none: ')}"
+        with self._cond:
+            if self._set_units is units:  # not a new game meanwhile
+                self._set_units, self._set_learnt, self.set_note = None, True, note
 
     def latest(self) -> np.ndarray | None:
         with self._cond:
@@ -182,7 +262,7 @@ class LiveCamera:
         return {"state": self.state, "message": self.message, "spec": self.spec,
                 "frame_index": self.frame_index, "frames_read": self.frames_read,
                 "grid": self.grid is not None, "scanner": self.reader is not None,
-                "scanner_note": self.scanner_note,
+                "scanner_note": self.scanner_note, "set_note": self.set_note,
                 "reading": self.reading.to_json() if self.reading is not None else None}
 
     def _run(self) -> None:
@@ -226,7 +306,7 @@ class LiveCamera:
         scanned = -1
         while not self._stop.is_set():
             with self._cond:
-                image, count = self.frame, self.frames_read
+                image, count, index = self.frame, self.frames_read, self.frame_index
             if image is None or count == scanned:
                 self._stop.wait(0.05)
                 continue
@@ -238,6 +318,8 @@ class LiveCamera:
             try:
                 reading = reader(image)
                 reading.occluded = reading.occluded or self.occlusion.update(image)
+                if self.pieces is not None:
+                    self._learn_set_from(image, index, reading, reader)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
             # a scanner that followed a bumped board (`scanner.following`): the grid drawn
@@ -332,14 +414,15 @@ def draw_overlays(image: np.ndarray, overlays: frozenset[str], grid: BoardGrid |
 def open_camera(spec: str | None, loop: bool, profile: str | None = None) -> LiveCamera:
     """Build and start the live camera; SourceError / ProfileError for bad input."""
     grid = load_profile(profile) if profile else None
-    reader, note = None, ""
+    reader, note, pieces = None, "", None
     if profile and spec is not None:
+        pieces, note = load_pieces()
         try:
-            reader = profile_scanner(profile)
+            reader = profile_scanner(profile, pieces)
         except Exception as exc:  # noqa: BLE001 - the scanner's own profile or model errors
             # the page still works without it: the players enter events by hand
             note = f"scanner off: {exc}"
-    camera = LiveCamera(spec, loop=loop, grid=grid, reader=reader)
+    camera = LiveCamera(spec, loop=loop, grid=grid, reader=reader, pieces=pieces)
     camera.scanner_note = note
     return camera.start()
 

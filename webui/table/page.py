@@ -35,6 +35,7 @@ from flask import (
 from werkzeug.exceptions import HTTPException
 
 from engines.errors import RulesError
+from engines.royal_battles import CELL_NAMES, Phase
 from engines.royal_battles.position import to_json
 
 from .calibrate import CalibrationError, calibrate_from_frame
@@ -103,8 +104,18 @@ def install(app, table: Table, camera: LiveCamera, data_dir: Path) -> TableConte
     ctx = TableContext(table, camera, data_dir)
     if table.state is not None:  # a resumed game: its key cells for the camera overlay
         camera.key_cells = key_cells(table.state)
+    tell_camera_the_units(table, camera)
     app.extensions["royal_table"] = ctx
     return ctx
+
+
+def tell_camera_the_units(table: Table, camera: LiveCamera) -> None:
+    """The game and, once every unit is placed, where the players entered each: the camera's
+    piece classifier learns their own set from a view of them (`LiveCamera.learn_set`)."""
+    state = table.state
+    placed = state is not None and state.phase not in (Phase.SETUP, Phase.PLACE)
+    camera.learn_set(table.game_id, {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
+                                     for c, u in state.units.items()} if placed else None)
 
 
 _CTX_LOCK = threading.Lock()  # two first requests must not open two journals
@@ -195,6 +206,7 @@ def changed() -> Response:
     """After a change: the whole new view, so the page that asked redraws at once."""
     c = ctx()
     c.camera.key_cells = key_cells(c.table.state) if c.table.state is not None else []
+    tell_camera_the_units(c.table, c.camera)
     return jsonify(view(c.table))
 
 

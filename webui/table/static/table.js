@@ -471,6 +471,7 @@ async function setupCamera() {
   const notes = [];
   if (!info.grid) notes.push("no calibration profile: grid and key overlays are off");
   if (info.scanner_note) notes.push(info.scanner_note);
+  if (info.set_note) notes.push(info.set_note);
   else if (!info.scanner) notes.push("no scanner yet: enter what happens with the buttons");
   if (info.scanner && !setupCamera.polling) setupCamera.polling = setInterval(refreshProposals, 1500);
   $("camera-note").textContent = `${info.spec.split("/").pop()} \u00b7 ${info.state}` + (notes.length ? " \u2014 " + notes.join("; ") : "");
