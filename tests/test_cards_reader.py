@@ -702,3 +702,32 @@ def test_unsure_photo_cards_get_a_second_look_only_a_sure_one_answers(conf, want
     if want[0]:
         assert readings[0].confidence >= 0.999
         assert np.abs(readings[0].corners - quads[0]).max() > 1.0  # from the other outline
+
+
+def test_unread_outlines_the_presence_check_rejects_are_not_reported():
+    """`cards` reports an outline it cannot read as `card: null`; where the card-presence check
+    says it is no card (a pip, a patch of table) it is left out. A card the reader named stays
+    whatever the check says."""
+    from scanner.card_corners import cards_in_photo
+    from scanner.detections import CardReading
+
+    img, cards = _white_table_photo()
+
+    class Reader:
+        def read_quads(self, image, quads, **kw):
+            return [CardReading(corners=np.asarray(q, np.float32),
+                                card="7C" if i == 0 else None,
+                                confidence=0.9999 if i == 0 else 0.3)
+                    for i, q in enumerate(quads)]
+
+        def read_corners(self, image, hypotheses):
+            return []
+
+    class NoCards:
+        def is_card(self, image, quads, keep_maps=False):
+            return np.zeros(len(quads), bool)
+
+    everything = cards_in_photo(img, Reader(), presence=None)
+    assert len(everything) == 3 and sum(r.card is None for r in everything) == 2
+    kept = cards_in_photo(img, Reader(), presence=NoCards())
+    assert [r.card for r in kept] == ["7C"]
