@@ -571,9 +571,15 @@ def test_the_camera_learns_the_set_once_a_game_from_a_view_that_shows_the_units(
         camera.learn_set(1, {**units, "e1": "white-king"})  # later changes: learnt once
         reads_after(3)
         assert len(learnt) == 1
-        camera.learn_set(2, None)  # a new game forgets the set
+        camera.learn_set(1, None)  # an undo back into the placement forgets it
         reads_after(3)
         assert pieces.new_sets == 2 and camera.describe()["set_note"] == ""
+        camera.learn_set(1, units)  # placed again: learnt again
+        reads_after(3)
+        assert len(learnt) == 2
+        camera.learn_set(2, None)  # a new game forgets the set
+        reads_after(3)
+        assert pieces.new_sets == 3 and camera.describe()["set_note"] == ""
     finally:
         camera.stop()
 

@@ -209,11 +209,14 @@ class LiveCamera:
         """The page's game and, once every unit is placed, where each stands as the players
         entered it (cell -> "white-knight"; None before). Once a game, the piece classifier
         learns the players' own set from the next clear view that shows those units
-        (`scanner.piece_adapt.learn_set`); a new game forgets the last one's set."""
+        (`scanner.piece_adapt.learn_set`); a new game, or an undo back into the placement,
+        forgets it."""
         with self._cond:
             if self.pieces is None:
                 return
-            if game != self._set_game:
+            # a new game, or this one taken back into its placement (undo): learnt again
+            if game != self._set_game or (units is None and
+                                          (self._set_learnt or self._set_units is not None)):
                 self._set_game = game
                 self._set_forget, self._set_learnt, self._set_units = True, False, None
                 self.set_note = ""
