@@ -546,9 +546,7 @@ def test_the_camera_learns_the_set_once_a_game_from_a_view_that_shows_the_units(
 
     scanner, pieces = Scanner(), _SetLearner()
     camera = LiveCamera(str(video), loop=True, reader=scanner.scan, max_fps=100,
-                        scan_interval=0.01, pieces=pieces)
-    camera.occlusion.update = lambda image: False  # the test video's frames all differ
-    camera.start()
+                        scan_interval=0.01, pieces=pieces).start()
 
     def reads_after(n):
         start = scanner.reads
@@ -603,3 +601,47 @@ def test_the_page_tells_the_camera_the_units_once_they_are_placed(app, page, tmp
     assert game is not None and units == {
         "a1": "white-pawn", "c1": "white-knight", "e1": "white-bishop", "g1": "white-king",
         "a5": "black-pawn", "c5": "black-knight", "e5": "black-rook", "g5": "black-queen"}
+
+
+@pytest.mark.parametrize("where,covered", [("beside", False), ("over", True)])
+def test_hands_are_looked_for_over_the_board_once_the_scanner_knows_it(tmp_path, where, covered):
+    """With a scanner that knows the board (its profile), something moving beside the table
+    covers nothing; moving over the board, it does."""
+    import numpy as np
+
+    from calibration.profile import Profile
+    from scanner.detections import TableReading
+    from webui.table.camera import LiveCamera
+
+    video = tmp_path / "moving.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 20.0, (160, 120))
+    for i in range(30):
+        img = np.full((120, 160, 3), 90, np.uint8)
+        x, y = (125 + (i % 6) * 5, 12) if where == "beside" else (30 + (i % 6) * 8, 60)
+        cv2.circle(img, (x, y), 8, (40, 120, 230), -1)
+        writer.write(img)
+    writer.release()
+
+    class Scanner:  # the board lies at x 16-97, y 36-84 px
+        profile = Profile(H=np.array([[10.0, 0, 20], [0, -10, 80], [0, 0, 1]]),
+                          image_size=(160, 120))
+
+        def scan(self, image):
+            return TableReading(board_found=True)
+
+    scanner = Scanner()
+    camera = LiveCamera(str(video), loop=True, reader=scanner.scan, max_fps=100,
+                        scan_interval=0.01)
+    flags = []
+    camera.start()
+    try:
+        deadline = time.time() + 5
+        while len(flags) < 12 and time.time() < deadline:
+            reading = camera.reading
+            if reading is not None:
+                flags.append(reading.occluded)
+            time.sleep(0.03)
+    finally:
+        camera.stop()
+    assert len(flags) >= 12
+    assert any(flags[2:]) == covered

@@ -160,6 +160,7 @@ class LiveCamera:
         # hands over the board: such readings are marked occluded and propose nothing
         self.occlusion = OcclusionDetector()
         self._followed = None  # the profile the scanner last read with, where it follows one
+        self._watched = None  # the profile whose board the occlusion check watches
         # the players' own set: the classifier the scanner reads pieces with, the game it
         # learnt (or is to learn) the set for, the units to learn it from, and what happened
         self.pieces = pieces
@@ -320,14 +321,22 @@ class LiveCamera:
                 continue
             try:
                 reading = reader(image)
+                # a scanner that knows the board (`scanner.following`, even after following a
+                # bumped board): hands are looked for over the board and its initiative zones
+                # only, so players moving beside the table cover nothing
+                followed = getattr(getattr(reader, "__self__", None), "profile", None)
+                if followed is not None and followed is not self._watched:
+                    from scanner.incremental import board_region
+
+                    self.occlusion = OcclusionDetector(region=board_region(followed))
+                    self._watched = followed
                 reading.occluded = reading.occluded or self.occlusion.update(image)
                 if self.pieces is not None:
                     self._learn_set_from(image, index, reading, reader)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
-            # a scanner that followed a bumped board (`scanner.following`): the grid drawn
-            # over the picture follows it too
-            followed = getattr(getattr(reader, "__self__", None), "profile", None)
+                followed = None
+            # the grid drawn over the picture follows a followed board too
             with self._cond:
                 if followed is not None and followed is not self._followed:
                     if self._followed is not None:
