@@ -282,11 +282,9 @@ class TableScanner:
         refine the homography with them when they do (more cards, better fit)."""
         from calibration.register import check_registration, refine
 
-        from .card_finder import find_cards
+        from .following import card_quads
 
-        quads = find_cards(image)
-        if self.profile.K is not None:
-            quads = [self.profile.undistort(q).astype(np.float32) for q in quads]
+        quads = card_quads(self.profile, image)
         status = check_registration(self.profile, quads)
         if status == "ok":
             better = refine(self.profile, quads)

@@ -226,9 +226,10 @@ class LiveCamera:
                 self.set_note = "waiting for a clear view of every unit to learn the set"
 
     def _learn_set_from(self, image: np.ndarray, index: int, reading: TableReading,
-                        reader) -> None:
+                        profile) -> None:
         """In the scanner's thread (the classifier is the scanner's): forget a finished game's
-        set, or learn this game's from this reading's view once it shows every unit."""
+        set, or learn this game's from this reading's view once it shows every unit, through
+        the scanner's `profile` (None: a scanner that knows no board)."""
         with self._cond:
             forget, units = self._set_forget, self._set_units
             self._set_forget = False
@@ -236,7 +237,6 @@ class LiveCamera:
             self.pieces.new_set()
         if not units or not units_in_view(reading, units):
             return
-        profile = getattr(getattr(reader, "__self__", None), "profile", None)
         if profile is None:
             note = "the set is not learnt: the scanner has no calibration profile"
         else:
@@ -332,7 +332,7 @@ class LiveCamera:
                     self._watched = followed
                 reading.occluded = reading.occluded or self.occlusion.update(image)
                 if self.pieces is not None:
-                    self._learn_set_from(image, index, reading, reader)
+                    self._learn_set_from(image, index, reading, followed)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
                 followed = None
