@@ -180,6 +180,17 @@ class _CardQuestion:
         allowed = set(self.answers)
         return self.evidence.ranked(lambda c: c in allowed)
 
+    def coverable_by(self, code: str) -> bool:
+        """Could a card read sure as `code` on this cell have been laid over the card in
+        question? Over the card gone with it could not (same colour), but the reads still
+        weigh another answer it may cover: a joker (no colour), or a card of the other
+        colour. A card the question itself weighs is a look at the question's card."""
+        ranked = dict(self.ranked())
+        if ranked.get(code, 0.0) >= CONSISTENT:
+            return False
+        return any(p >= CONSISTENT and alt != self.chosen and not _may_be_same(code, alt)
+                   for alt, p in ranked.items())
+
     def describe(self) -> str:
         others = ", ".join(f"{c} {p:.0%}" for c, p in self.ranked()[:3])
         return f"which card lies on {self.place}? going on with {self.chosen}; it looks like: " \
@@ -693,6 +704,13 @@ class GameTracker:
                 and self._engine_card(q.key) == q.chosen and q.key not in self._pile_changed]
         for q in live:  # a read of the card in question is evidence, not a new card
             read = cards_now.get(q.key)
+            if read is not None and read.card and not q.key.startswith("init.") \
+                    and q.coverable_by(read.card):
+                # news after all: a card laid over another answer the reads still weigh
+                # (val-s35: a QS laid over the joker taken for a JC at 78 % was taken for
+                # that JC misread, and the move onto it never came)
+                values[q.key] = read.card
+                continue
             if _about(read, q):
                 values[q.key] = q.chosen
                 # a later look counts once nothing stands on the card (a piece on it spoils
@@ -1440,12 +1458,12 @@ class GameTracker:
                 text, notes = self._apply_giving_way(text)
                 flags += notes
             except RulesError as exc:
-                joker = self._joker_misread(to, text)
-                if joker is None:
+                over_joker = self._joker_misread(to, text)
+                if over_joker is None:
                     reasons.append(str(exc))
                     continue
-                self._apply(parse_action(text))
-                flags.append(joker)
+                text, notes = over_joker
+                flags += notes
             if stale:  # the move explains the old cell: empty until the camera sees otherwise
                 self.beliefs[f"{frm}.unit"].value = None
                 flags.append(f"{frm} still read occupied after its unit moved")
@@ -1908,15 +1926,37 @@ class GameTracker:
         a jack of diamonds at 99.99 %) makes the next card laid on it look illegal (session 17,
         s51: a QH laid on it was taken for that jack misread, and the game stalled there).
         Where the rules take `text` with the covered card as the joker, the action that laid
-        it is rewritten to the joker and its event flagged. Returns the note for this move,
-        or None (nothing changed)."""
+        it is rewritten to the joker and its event flagged, and `text` applied. Where the
+        covered card is an open question whose reads weigh the joker, the joker is tried with
+        the card laid free to make its own questions elsewhere give way (val-s35: black's
+        QS, held by the question on its initiative pile, whose card was the other joker).
+        Returns the action applied and the notes for this move, or None (nothing changed)."""
         entry = self._laid_on_a_joker(cell, text)
         misread = self._engine_card(f"{cell}.card")
-        if entry is None or not self._rewrite_card(
-                entry, "JK", text, f"read as {misread}, but a later card laid on it could "
-                "only lie on a joker: taken as the joker; check it"):
+        note = f"the {misread} under it was read wrong: a joker; check it"
+        if entry is not None:
+            if not self._rewrite_card(
+                    entry, "JK", text, f"read as {misread}, but a later card laid on it could "
+                    "only lie on a joker: taken as the joker; check it"):
+                return None
+            self._apply(parse_action(text))
+            return text, [note]
+        key = f"{cell}.card"
+        q = next((q for q in self.questions if isinstance(q, _CardQuestion) and q.key == key
+                  and q.chosen == misread and q.entry == self._last_laid_on(cell)), None)
+        if q is None or dict(q.ranked()).get("JK", 0.0) < CONSISTENT:
             return None
-        return f"the {misread} under it was read wrong: a joker; check it"
+        before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+        if not self._choose(q, "JK"):
+            return None
+        try:
+            text, notes = self._apply_giving_way(text)
+        except RulesError:
+            self._choose(q, before)
+            q.watched, q.went_with = watched, went_with
+            return None
+        q.event.question = q.describe()
+        return text, [note] + notes
 
     def _last_laid_on(self, cell: str) -> int | None:
         """The journal entry that laid the card now on top of `cell`."""

@@ -1402,6 +1402,29 @@ def test_a_card_laid_on_a_joker_read_as_a_jack_shows_the_joker_was_misread(seed)
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed", [12, 38, 51])
+def test_a_card_laid_over_a_joker_the_game_went_on_without_is_seen_laid(seed):
+    # val-s35: a joker laid read as a jack at 78 % (the joker 21 %): the game went on with the
+    # jack, an open question; the card of the jack's colour later laid over it, read sure,
+    # was taken for that jack misread (a card can't cover one of its colour), so the move
+    # onto it was never seen and the unit's removal there came out on the wrong cell
+    steps, _sure, joker_move, cover, wrong = _joker_read_as_a_jack_run(seed)
+    to = joker_move.split()[2].split("-")[1]
+
+    def edit(frame):
+        cell = frame.cells.get(to)
+        if cell is not None and cell.card is not None and cell.card.card == "JK":
+            cell.card.card, cell.card.candidates = None, [(wrong, 0.78), ("JK", 0.21)]
+
+    tracker = _track(steps, seed, edit)
+    texts = [e.text for e in tracker.events]
+    assert cover in texts, tracker.holding
+    joker_event = next(e for e in tracker.events if e.text == joker_move)
+    assert joker_event.question and "going on with JK" in joker_event.question
+    assert texts == truth_events(steps), tracker.holding  # and the whole game
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 def _joker_the_rules_named_run(seed):
     """A game read perfectly, except one joker laid as a movement card: unsure under its unit
     (a card the rules refuse there, then the joker), then, bare once its unit has moved on,
