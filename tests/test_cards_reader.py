@@ -731,3 +731,44 @@ def test_unread_outlines_the_presence_check_rejects_are_not_reported():
     assert len(everything) == 3 and sum(r.card is None for r in everything) == 2
     kept = cards_in_photo(img, Reader(), presence=NoCards())
     assert [r.card for r in kept] == ["7C"]
+
+
+class _PilesMisfound:
+    """The committed reader, except that a pile's card read through any outline but its
+    zone's own comes out unsure (the rim search settled half off the card, val-s23); the
+    zone's own outline reads at `zone_confidence` where given."""
+
+    def __init__(self, reader: CardReader, zone_quads: list[np.ndarray],
+                 zone_confidence: float | None = None):
+        self.reader, self.zone_quads, self.zone_confidence = reader, zone_quads, zone_confidence
+        self.face_session = reader.face_session
+
+    def read_quads(self, image, quads, **kw):
+        out = self.reader.read_quads(image, quads, **kw)
+        for q, r in zip(quads, out, strict=True):
+            zone = any(np.allclose(q, z) for z in self.zone_quads)
+            near = any(np.linalg.norm(np.mean(q, 0) - np.mean(z, 0)) < 40 for z in self.zone_quads)
+            if near and not zone:
+                r.card, r.confidence = None, 0.6
+            elif zone and self.zone_confidence is not None:
+                r.confidence = self.zone_confidence
+        return out
+
+
+@pytest.mark.parametrize("sure", [True, False])
+def test_an_unsure_pile_card_is_read_again_through_its_zone(reader, sure):
+    from scanner.pipeline import PILE_SECOND_LOOK_SURE
+
+    img, truth = load("still-1")
+    scanner = TableScanner(truth_profile(truth), reader)
+    zones = [quad for quad, _plane in scanner._pile_quads.values()]
+    scanner.reader = _PilesMisfound(reader, zones, None if sure else PILE_SECOND_LOOK_SURE - 1e-4)
+    reading = scanner.scan(img)
+    for side in ("white", "black"):
+        got = reading.initiative[side]
+        if sure:  # read right, through the zone's outline, its orientation the board's
+            assert got.card == truth["initiative"][side]["card"]
+            assert got.confidence >= PILE_SECOND_LOOK_SURE and got.orientation == "portrait"
+            assert any(np.allclose(got.corners, z) for z in zones)
+        else:  # a second look under the bar says nothing: the first stays, unsure
+            assert got.card is None
