@@ -775,9 +775,10 @@ class GameTracker:
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
             return []
         self._dirty = False
-        before = len(self.events)
+        before = {id(e) for e in self.events}
         self._interpret(reading.frame_index)
-        return self.events[before:]
+        # (a removal may go in before events already logged: `_removal_place`)
+        return [e for e in self.events if id(e) not in before]
 
     @property
     def _sides_only(self) -> bool:
@@ -1532,10 +1533,26 @@ class GameTracker:
             self._attack_view(cell, unit.side)
             self._remove_unit(cell)
             event = TableEvent(frame, f"{who} removed {cell}", "removed", flags)
-            self.events.append(event)
+            self.events.insert(self._removal_place(diff), event)
             self._removals.append((event, unit.side, origin))
             return True
         return False
+
+    def _removal_place(self, diff: dict) -> int:
+        """Where a removal goes in the event log. Only an attack takes a unit off, and only
+        the unit that moved attacks: a removal seen after a new round's initiative cards, with
+        no move since and none under way (no card and no unit newly seen anywhere), was the
+        last attack's, and goes before those cards (val-s23: a queen's blast took two units
+        off, seen 25 frames later, after both piles' new cards). Elsewhere: the end."""
+        at = len(self.events)
+        while at > 0 and self.events[at - 1].kind == "initiative":
+            at -= 1
+        under_way = any(k.endswith(".card") or (k.endswith(".unit") and new is not None)
+                        for k, (_old, new) in diff.items())
+        if at == len(self.events) or at == 0 or under_way \
+                or self.events[at - 1].kind not in ("move", "removed"):
+            return len(self.events)
+        return at
 
     def _there_before(self, n: str, cell: str) -> bool:
         """The unit seen on `n` was seen there at the last event, while the one on `cell` was
@@ -1543,7 +1560,7 @@ class GameTracker:
         cards showed on e1 and g1 for 100 frames hid the white pawn taken off f2 between them;
         the pawn moved from g3 to f3 next was then taken for the one from f2 and a re-read
         followed)."""
-        last = self.events[-1].frame if self.events else None
+        last = max((e.frame for e in self.events), default=None)  # (logged out of order too)
         return last is not None and self._unit_since.get(n, last + 1) <= last \
             < self._gone_since.get(cell, -1)
 

@@ -1763,3 +1763,47 @@ def test_a_look_spoilt_while_a_side_moved_elsewhere_is_not_its_next_movement_car
         tracker.update(frame)
     texts, want = [e.text for e in tracker.events], truth_events(steps)
     assert texts == want, tracker.holding
+
+
+def _removal_before_a_new_round(steps):
+    """The first attack that takes a unit off with both of the next round's initiative cards
+    right after it: (attack step, second initiative step, cell, unit)."""
+    for a, (action, pos) in enumerate(steps):
+        if action.split()[1] != "attack":
+            continue
+        before = steps[a - 1][1]["board"]
+        gone = [c for c, e in before.items() if e.get("unit") and not pos["board"][c].get("unit")]
+        later = [i for i in range(a + 1, len(steps)) if steps[i][0].split()[1] in
+                 ("initiative", "move", "place", "attack")]
+        if gone and len(later) >= 2 and all(steps[i][0].split()[1] == "initiative"
+                                           for i in later[:2]):
+            return a, later[1], gone[0], before[gone[0]]["unit"]
+    raise AssertionError("no removal right before a new round")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5])
+def test_a_removal_seen_after_the_next_round_s_cards_is_logged_before_them(seed):
+    # val-s23: a queen's blast took two units off; they were seen gone only after both
+    # piles' new cards (the piece reads lagged), and the log put the removals in the new
+    # round, where no attack had happened yet
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    attack, second_draw, cell, unit = _removal_before_a_new_round(steps)
+    start = len(frames_of(steps[:attack], _empty(steps), seed=seed, settle=6))
+    # still read there through the hands and the first two settled frames of the second card
+    end = len(frames_of(steps[:second_draw], _empty(steps), seed=seed, settle=6)) + 2 + 2
+
+    def edit(frame):
+        if start <= frame.frame_index < end and not frame.occluded:
+            frame.cells[cell].piece = PieceReading(f"{unit['side']}-{unit['kind']}", 0.99)
+
+    tracker = _track(steps, seed, edit, settle=6)
+    texts = [e.text for e in tracker.events]
+    removed = f"{unit['side']} {unit['kind']} removed {cell}"
+    gone_at = next(e.frame for e in tracker.events if e.text == removed)
+    # seen gone no sooner than the second card was seen
+    assert max(e.frame for e in tracker.events if e.kind == "initiative"
+               and e.frame <= gone_at) >= end - 4
+    assert texts == truth_events(steps), tracker.holding
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
