@@ -1499,7 +1499,11 @@ class GameTracker:
                                          and old.split("-")[0] != state.to_move.value):
                 continue
             cell = key[:-5]
-            if f"{cell}.card" in diff:
+            # (a card read anew where the unit stood is laid with it, unless it only reads
+            # unsure now: bare, the card the unit stood on may read otherwise, and a movement
+            # card always carries its unit; val-s58: a JC under the king taken off read JK
+            # 55 %, and the game's last removal was never seen)
+            if f"{cell}.card" in diff and diff[f"{cell}.card"][1] != UNREAD:
                 continue
             # (a move lays a card where the unit goes: a unit read not firmly next door, on
             # the very card the engine has there, is a face card's picture; s42: a plastic
@@ -1518,8 +1522,13 @@ class GameTracker:
             # enemy's attack takes a unit off, and the enemy has had its turn (val-s47: a
             # queen lifted toward an orell joker whose picture no reader leans on was taken
             # off the board, and the game parted ways with the table from there)
+            # A card that changed before the last event is no card just laid: bare cards
+            # whose units left read otherwise for good (val-s7: two such beside the game's
+            # last removal held it to the end)
             own_move = self._yet_to_move and old.split("-")[0] == state.to_move.value
+            last = max((e.frame for e in self.events), default=-1)
             if any(f"{CELL_NAMES[c]}.card" in diff and seen[f"{CELL_NAMES[c]}.unit"] is None
+                   and self._card_since.get(f"{CELL_NAMES[c]}.card", last + 1) > last
                    and (own_move or self._looks_laid(f"{CELL_NAMES[c]}.card", seen))
                    for c in NEIGHBOURS[parse_cell(cell)]):
                 continue

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engines.royal_battles import Side
+from engines.royal_battles import CELL_NAMES, Side
 from engines.royal_battles.board import NEIGHBOURS, parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
@@ -1807,3 +1807,81 @@ def test_a_removal_seen_after_the_next_round_s_cards_is_logged_before_them(seed)
                and e.frame <= gone_at) >= end - 4
     assert texts == truth_events(steps), tracker.holding
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+def _first_removal(steps):
+    """The first attack that takes a unit off: (step, cell)."""
+    for a, (action, pos) in enumerate(steps):
+        if action.split()[1] != "attack":
+            continue
+        before = steps[a - 1][1]["board"]
+        gone = [c for c, e in before.items() if e.get("unit") and not pos["board"][c].get("unit")]
+        if gone:
+            return a, gone[0]
+    raise AssertionError("no removal")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4, 5])
+def test_a_removal_whose_bare_card_reads_unsure_is_seen(seed):
+    # val-s58: the JC under a king taken off read JK 55 % once bare; taken for a card laid,
+    # it held the game's last removal to the end
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    attack, cell = _first_removal(steps)
+    top = steps[attack][1]["board"][cell]["cards"][-1]
+    start = len(frames_of(steps[:attack], _empty(steps), seed=seed))
+
+    def edit(frame):
+        read = frame.cells.get(cell)
+        if frame.frame_index >= start and read is not None and read.card is not None \
+                and read.card.card == top and read.piece.piece == "empty":
+            read.card = CardReading(card=None, candidates=[("JK", 0.55), (top, 0.25)])
+
+    tracker = _track(steps, seed, edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+def _bare_card_beside_a_removal(steps):
+    """A removal and a card next door that lies bare and unchanged from two events before it
+    on: (attack step, that card's cell, its card, the step it is watched from)."""
+    visible = ("move", "initiative", "place", "setup")
+    for a, (action, pos) in enumerate(steps):
+        if action.split()[1] != "attack":
+            continue
+        before = steps[a - 1][1]["board"]
+        gone = [c for c, e in before.items() if e.get("unit") and not pos["board"][c].get("unit")]
+        if not gone:
+            continue
+        since = [i for i in range(a) if steps[i][0].split()[1] in visible][-2]
+        for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(gone[0])]):
+            cards = [steps[i][1]["board"].get(n, {}).get("cards", []) for i in range(since, a + 1)]
+            units = [steps[i][1]["board"].get(n, {}).get("unit") for i in range(since, a + 1)]
+            if cards[0] and all(c == cards[0] for c in cards) and not any(units):
+                return a, n, cards[0][-1], since
+    raise AssertionError("no bare card beside a removal")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_bare_card_read_unsure_since_before_the_last_event_does_not_hide_a_removal(seed):
+    # val-s7: two bare cards whose units had left read unsure for good; beside the game's
+    # last removal they were taken for a card just laid, its unit on the way, and the
+    # removal was never seen
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    attack, cell, top, since = _bare_card_beside_a_removal(steps)
+    start = len(frames_of(steps[:since], _empty(steps), seed=seed))
+
+    def edit(frame):
+        read = frame.cells.get(cell)
+        if frame.frame_index >= start and read is not None and read.card is not None \
+                and read.card.card == top:
+            read.card = CardReading(card=None, candidates=[("JK", 0.6), (top, 0.3)])
+
+    tracker = _track(steps, seed, edit)
+    want = truth_events(steps)
+    texts = [e.text for e in tracker.events]
+    removals = [e for e in want if " removed " in e]
+    assert removals and all(r in texts for r in removals), tracker.holding
+    assert texts == want, tracker.holding
