@@ -44,6 +44,10 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "to the players' set from that view")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
+    parser.add_argument("--page", action="store_true",
+                        help="with --truth (or `fixtures`, `validation`): also count how the "
+                        "table page would offer each event, from one reading against the "
+                        "camera's tracker (`webui.table.tracking.offered_events`)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="`scan fixtures`: videos scanned at once (one process each)")
     g = parser.add_argument_group("bench options (`scan bench`)")
@@ -137,7 +141,7 @@ def _truth_armies(truth: Path) -> list[str]:
     return [",".join(armies["white"]), ",".join(armies["black"])]
 
 
-def _scan_fixture(folder: Path, models: str | None) -> dict:
+def _scan_fixture(folder: Path, models: str | None, page: bool = False) -> dict:
     """One fixture video scanned in its own process (onnxruntime and OpenCV each on one core)
     against its truth, with its profile and armies: the comparison, or the error."""
     import subprocess
@@ -147,6 +151,8 @@ def _scan_fixture(folder: Path, models: str | None) -> dict:
            "--armies", *_truth_armies(folder / "truth.jsonl.gz"), "--json"]
     if models:
         cmd += ["--models", models]
+    if page:
+        cmd += ["--page"]
     done = subprocess.run(cmd, capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1])
     if done.returncode != 0:
@@ -164,6 +170,20 @@ def _adaptation_said(note: str | None) -> str:
     if note.startswith("at frame "):
         return f"; the set learnt at frame {note.split()[2]}"
     return f"; the set not learnt ({note.removeprefix('none: ')})"
+
+
+def _offers_said(offers: dict | None) -> str:
+    """`--page`'s counts, short, for a fixture's line."""
+    if not offers:
+        return ""
+    from webui.table.camera import SCAN_INTERVAL_S
+
+    at_rate = offers.get("camera_game_at_page_rate")
+    return (f"; the page would offer {offers['one_reading']} of {offers['events']} events "
+            f"from one reading, {offers['camera_game']} from the camera's game "
+            f"({offers['camera_game_wrong']} first offers wrong)"
+            + (f", {at_rate} at the page's {1 / SCAN_INTERVAL_S:g} readings a second"
+               if at_rate is not None else ""))
 
 
 def validation(args: argparse.Namespace, scan=_scan_fixture) -> int:
@@ -194,9 +214,14 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
     if not folders:
         return _fail(f"no fixture videos under {ROOT / 'videos'}")
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda f: scan(f, args.models), folders))
+        page = getattr(args, "page", False)
+        rows = list(pool.map(lambda f: scan(f, args.models, page=True) if page
+                             else scan(f, args.models), folders))
     good = [r for r in rows if "error" not in r]
     totals = {k: sum(r[k] for r in good) for k in ("moves_recovered", "moves", "spurious_events")}
+    offers = [r["page_offers"] for r in good if r.get("page_offers")]
+    if offers:
+        totals["page_offers"] = {k: sum(o[k] for o in offers) for k in offers[0]}
     if args.json:
         print(json.dumps({"fixtures": rows, "totals": totals}, indent=1))
     else:
@@ -210,9 +235,10 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
                   f"{r['table_re_reads']}, settled frames fully right "
                   f"{r['settled_frames_right']}/{r['settled_frames']} (game's record "
                   f"{r['settled_frames_recorded_right']}), CPU p50 {r['cpu_ms_p50']} ms, "
-                  f"p95 {r['cpu_ms_p95']} ms{_adaptation_said(r.get('piece_adaptation'))}")
+                  f"p95 {r['cpu_ms_p95']} ms{_adaptation_said(r.get('piece_adaptation'))}"
+                  f"{_offers_said(r.get('page_offers'))}")
         print(f"all: moves {totals['moves_recovered']}/{totals['moves']}, spurious "
-              f"{totals['spurious_events']}")
+              f"{totals['spurious_events']}{_offers_said(totals.get('page_offers'))}")
     return 0 if len(good) == len(rows) else 2
 
 
@@ -306,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
     occlusion = None if profile else OcclusionDetector()  # until the board is registered
     latencies: list[float] = []
     cpu_times: list[float] = []
+    readings: list[TableReading] = []  # kept for --page only
     settled = SettledFrames()
     registration_note = ""
     frame_no = 0
@@ -337,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
                 reading = scanner.scan(image, frame_no)
                 reading.frame_index = frame_no
             tracker.update(reading)
+            if args.page:
+                readings.append(reading)
             if adapt_pending and scanner is not None and not reading.occluded \
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
                 adapt_pending = False
@@ -380,6 +409,17 @@ def run(args: argparse.Namespace) -> int:
         result["comparison"]["table_re_reads"] = sum(e.kind == "re-read" for e in tracker.events)
         result["comparison"]["open_question_events_likeliest_right"] = sum(
             a in want for a in asked)
+        if args.page:
+            from webui.table.camera import SCAN_INTERVAL_S
+            from webui.table.tracking import offered_events, settle_readings
+
+            offers = offered_events(readings, truth_rows)
+            # and as the page reads a camera: every SCAN_INTERVAL_S of the video's time
+            every = max(1, round((source.fps or 30.0) * SCAN_INTERVAL_S))
+            offers["camera_game_at_page_rate"] = offered_events(
+                [r for r in readings if r.frame_index % every == 0], truth_rows,
+                settle_readings(SCAN_INTERVAL_S))["camera_game"]
+            result["comparison"]["page_offers"] = offers
     elif latencies:
         result["comparison"] = None
         result["latency_ms_p50"] = summary([], [], 0, 0, latencies)["latency_ms_p50"]
@@ -409,5 +449,5 @@ def run(args: argparse.Namespace) -> int:
               f"latency p50 {c['latency_ms_p50']} ms, p95 {c['latency_ms_p95']} ms (CPU "
               f"{c['cpu_ms_p50']} / {c['cpu_ms_p95']} ms); open questions: "
               f"{c['open_question_events']} events, likeliest right "
-              f"{c['open_question_events_likeliest_right']}")
+              f"{c['open_question_events_likeliest_right']}{_offers_said(c.get('page_offers'))}")
     return 0

@@ -4,7 +4,9 @@ The MJPEG endpoint draws the overlays a viewer asked for on the latest frame and
 times a second; old frames are dropped rather than queued, so the picture never lags behind the
 table. Overlays come from the latest `TableReading` when a scanner is plugged in (`reader`), and
 the grid from a calibration profile when one is given; otherwise they are off. With a profile
-and the scanner installed, a second thread reads the latest frame at most twice a second.
+and the scanner installed, a second thread reads the latest frame up to 5 times a second and
+feeds each reading to the camera's tracker (`tracking.CameraGame`), whose proposals the page
+shows first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import numpy as np
 from scanner.detections import TableReading
 from scanner.occlusion import OcclusionDetector
 from scanner.sources import FrameSource, SourceError, SourceState, open_source
+
+from .tracking import CameraGame, settle_readings
 
 FILES, RANKS = "abcdefg", "12345"
 JPEG_QUALITY = 75
@@ -169,6 +173,8 @@ class LiveCamera:
         self._set_units: dict[str, str] | None = None
         self._set_learnt = False
         self._set_forget = False
+        # the game as the scan CLI's tracker follows it from every reading (`tracking.py`)
+        self.game = CameraGame(settle_frames=settle_readings(scan_interval))
 
     def start(self) -> LiveCamera:
         """Open the source (raises SourceError at once if it can't be) and start reading."""
@@ -333,6 +339,7 @@ class LiveCamera:
                 reading.occluded = reading.occluded or self.occlusion.update(image)
                 if self.pieces is not None:
                     self._learn_set_from(image, index, reading, followed)
+                self.game.update(reading)
             except Exception as exc:  # noqa: BLE001 - a scanner bug must not stop the page
                 reading = TableReading(message=f"scanner failed: {exc}")
                 followed = None

@@ -104,18 +104,21 @@ def install(app, table: Table, camera: LiveCamera, data_dir: Path) -> TableConte
     ctx = TableContext(table, camera, data_dir)
     if table.state is not None:  # a resumed game: its key cells for the camera overlay
         camera.key_cells = key_cells(table.state)
-    tell_camera_the_units(table, camera)
+    tell_camera_the_game(table, camera)
     app.extensions["royal_table"] = ctx
     return ctx
 
 
-def tell_camera_the_units(table: Table, camera: LiveCamera) -> None:
-    """The game and, once every unit is placed, where the players entered each: the camera's
-    piece classifier learns their own set from a view of them (`LiveCamera.learn_set`)."""
+def tell_camera_the_game(table: Table, camera: LiveCamera) -> None:
+    """The game as the players entered it: the camera's tracker restarts from it
+    (`tracking.CameraGame`), and once every unit is placed the camera's piece classifier
+    learns their own set from a view of them (`LiveCamera.learn_set`)."""
     state = table.state
     placed = state is not None and state.phase not in (Phase.SETUP, Phase.PLACE)
     camera.learn_set(table.game_id, {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
                                      for c, u in state.units.items()} if placed else None)
+    # the camera's tracker restarts from the players' game (`tracking.CameraGame`)
+    camera.game.follow(table.version, state)
 
 
 _CTX_LOCK = threading.Lock()  # two first requests must not open two journals
@@ -206,7 +209,7 @@ def changed() -> Response:
     """After a change: the whole new view, so the page that asked redraws at once."""
     c = ctx()
     c.camera.key_cells = key_cells(c.table.state) if c.table.state is not None else []
-    tell_camera_the_units(c.table, c.camera)
+    tell_camera_the_game(c.table, c.camera)
     return jsonify(view(c.table))
 
 
@@ -344,8 +347,14 @@ def api_proposals():
     c = ctx()
     reading = c.camera.reading
     with c.table.lock:
-        items = propose(c.table.state, reading)
         version = c.table.version
+        # what the camera's tracker followed first, then what this reading alone shows
+        items = c.camera.game.proposals(version)
+        offered = {p["text"] for p in items}
+        # (its corrections only where the camera's game explains nothing: a move it saw
+        # accounts for the cells one reading alone would want corrected)
+        items += [p for p in propose(c.table.state, reading) if p["text"] not in offered
+                  and (p["kind"] == "action" or not offered)]
     unsure = sorted(name for name, cr in reading.cells.items() if cr.unsure) \
         if reading is not None and reading.board_found else []
     return jsonify(version=version, scanner=c.camera.reader is not None,
