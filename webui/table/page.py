@@ -117,8 +117,12 @@ def tell_camera_the_game(table: Table, camera: LiveCamera) -> None:
     placed = state is not None and state.phase not in (Phase.SETUP, Phase.PLACE)
     camera.learn_set(table.game_id, {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
                                      for c, u in state.units.items()} if placed else None)
-    # the camera's tracker restarts from the players' game (`tracking.CameraGame`)
-    camera.game.follow(table.version, state)
+    # the camera's tracker restarts from the players' game (`tracking.CameraGame`), a copy
+    # taken under the table's lock (another request may be entering the next event)
+    with table.lock:
+        version = table.version
+        game = table.state.copy() if table.state is not None else None
+    camera.game.follow(version, game)
 
 
 _CTX_LOCK = threading.Lock()  # two first requests must not open two journals
