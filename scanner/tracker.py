@@ -1953,10 +1953,12 @@ class GameTracker:
         s51: a QH laid on it was taken for that jack misread, and the game stalled there).
         Where the rules take `text` with the covered card as the joker, the action that laid
         it is rewritten to the joker and its event flagged, and `text` applied. Where the
-        covered card is an open question whose reads weigh the joker, the joker is tried with
-        the card laid free to make its own questions elsewhere give way (val-s35: black's
-        QS, held by the question on its initiative pile, whose card was the other joker).
-        Returns the action applied and the notes for this move, or None (nothing changed)."""
+        covered card is an open question, each answer its reads still weigh that `text` may
+        cover (`_CardQuestion.coverable_by`: the joker, a card of the other colour) is tried,
+        likeliest first, with the card laid free to make its own questions elsewhere give way
+        (val-s35: black's QS, held by the question on its initiative pile, whose card was the
+        other joker). Returns the action applied and the notes for this move, or None
+        (nothing changed)."""
         entry = self._laid_on_a_joker(cell, text)
         misread = self._engine_card(f"{cell}.card")
         note = f"the {misread} under it was read wrong: a joker; check it"
@@ -1970,19 +1972,24 @@ class GameTracker:
         key = f"{cell}.card"
         q = next((q for q in self.questions if isinstance(q, _CardQuestion) and q.key == key
                   and q.chosen == misread and q.entry == self._last_laid_on(cell)), None)
-        if q is None or dict(q.ranked()).get("JK", 0.0) < CONSISTENT:
+        laid = text.split()[-1]
+        if q is None or not q.coverable_by(laid):
             return None
         before, watched, went_with = q.chosen, q.watched, list(q.went_with)
-        if not self._choose(q, "JK"):
-            return None
-        try:
-            text, notes = self._apply_giving_way(text)
-        except RulesError:
-            self._choose(q, before)
-            q.watched, q.went_with = watched, went_with
-            return None
-        q.event.question = q.describe()
-        return text, [note] + notes
+        for alt, p in q.ranked():
+            if p < CONSISTENT or alt == before or _may_be_same(laid, alt) \
+                    or not self._choose(q, alt):
+                continue
+            try:
+                applied, notes = self._apply_giving_way(text)
+            except RulesError:
+                self._choose(q, before)
+                q.watched, q.went_with = watched, list(went_with)
+                continue
+            q.event.question = q.describe()
+            what = "a joker" if alt == "JK" else alt
+            return applied, [f"the {misread} under it was read wrong: {what}; check it"] + notes
+        return None
 
     def _last_laid_on(self, cell: str) -> int | None:
         """The journal entry that laid the card now on top of `cell`."""

@@ -1885,3 +1885,4 @@ def test_a_bare_card_read_unsure_since_before_the_last_event_does_not_hide_a_rem
     removals = [e for e in want if " removed " in e]
     assert removals and all(r in texts for r in removals), tracker.holding
     assert texts == want, tracker.holding
+
