@@ -172,3 +172,24 @@ def test_a_change_is_believed_after_as_many_readings_as_span_the_scan_s_settle_t
     assert settle_readings(1 / 30) == SETTLE_FRAMES  # every frame: as `royal-table scan`
     assert settle_readings(0.05) == 2 and settle_readings(SCAN_INTERVAL_S) == 1
     assert LiveCamera(None).game.settle_frames == settle_readings(SCAN_INTERVAL_S)
+
+
+def test_the_camera_s_game_says_what_it_waits_for(tmp_path):
+    from tests.test_web_routes import Page, make_app
+    from webui.table.page import ctx
+
+    app = make_app(tmp_path)
+    page = Page(app)
+    page.post("/api/game", SETUP)
+    with app.app_context():
+        camera, table = ctx().camera, ctx().table
+    game = camera.game
+    assert game.waiting(table.version) == ""
+    # an ace on white's first set-up card: the rules shuffle it back, nothing to propose
+    bad = to_json(table.state)
+    bad["board"] = {"a1": {"cards": ["AS"]}}
+    for i in range(5):
+        game.update(reading_of(bad, i))
+    assert "a1" in game.waiting(table.version) and game.waiting(table.version + 1) == ""
+    data = page.get("/api/proposals").get_json()
+    assert data["proposals"] == [] and "a1" in data["waiting"]

@@ -366,6 +366,7 @@ def api_proposals():
                    board_found=bool(reading and reading.board_found),
                    occluded=bool(reading and reading.occluded),
                    message=reading.message if reading is not None else "",
+                   waiting=c.camera.game.waiting(version),
                    unsure=unsure, proposals=items)
 
 

@@ -57,7 +57,7 @@ class CameraGame:
         self._tracker: GameTracker | None = None
         self._state: GameState | None = None
         self.version: int | None = None
-        self.note = ""  # why the tracker is not running, or what it waits for
+        self.note = ""  # why the tracker is not running
 
     def follow(self, version: int, state: GameState | None) -> None:
         """The players' game at `version` (None: no game): restart the tracker from it where it
@@ -98,7 +98,6 @@ class CameraGame:
             if self._tracker is None or version != self.version or self._state is None:
                 return []
             events = list(self._tracker.events)
-            holding = self._tracker.holding
             trial = self._state.copy()
         out = []
         for e in events:
@@ -113,9 +112,17 @@ class CameraGame:
             why = ("unsure: " + e.question) if e.question else \
                 "; ".join(e.flags) if e.flags else "seen on the table"
             out.append({"kind": "action", "text": e.text, "why": f"the camera's game: {why}"})
-        if not out and holding:
-            self.note = holding
         return out
+
+    def waiting(self, version: int) -> str:
+        """What the camera's game waits for, in the players' words ("" when nothing, or when
+        it follows another version): the tracker's hold, or why it is not running."""
+        with self._lock:
+            if version != self.version:
+                return ""
+            if self._tracker is None:
+                return self.note
+            return self._tracker.holding or ""
 
 
 def offered_events(readings: list[TableReading], rows: list[dict],

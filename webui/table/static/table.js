@@ -441,7 +441,12 @@ async function refreshProposals() {
     if (current && current.game) drawBoard(current);
   }
   const box = $("proposals");
-  if (!data.proposals.length) { box.hidden = true; box.replaceChildren(); return; }
+  if (!data.proposals.length) {
+    // what the camera's game waits for (a card it cannot name, a move it cannot explain)
+    box.hidden = !data.waiting;
+    box.replaceChildren(...(data.waiting ? [el("p", { class: "small" }, "The camera waits: " + data.waiting)] : []));
+    return;
+  }
   box.hidden = false;
   box.replaceChildren(el("h3", {}, "The camera saw"), ...data.proposals.map((p) =>
     el("div", { class: "proposal " + p.kind }, el("span", {}, p.text), el("span", { class: "small" }, p.why),
