@@ -77,3 +77,31 @@ def test_empty_folder_and_garbage_video_are_source_errors(tmp_path):
     bad.write_bytes(b"\0" * 100)
     with pytest.raises(SourceError, match="cannot open video"):
         open_source(bad)
+
+
+def test_the_page_plays_a_video_faster_than_its_frame_cap_in_real_time(tmp_path):
+    """A video of 30 frames a second on a page capped at 10: every third frame is shown, each
+    a tenth of a second later (it used to play every frame, three times slower)."""
+    import time
+
+    from webui.table.camera import LiveCamera
+
+    path = tmp_path / "game.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (64, 48))
+    for i in range(90):
+        writer.write(np.full((48, 64, 3), i, np.uint8))
+    writer.release()
+    camera = LiveCamera(str(path), max_fps=10).start()
+    seen = []
+    try:
+        deadline = time.monotonic() + 10
+        while len({s for s in seen if s[0]}) < 4 and time.monotonic() < deadline:
+            with camera._cond:
+                seen.append((camera.frames_read, camera.frame_index))
+            time.sleep(0.02)
+    finally:
+        camera.stop()
+    shown = sorted({s for s in seen if s[0]})
+    assert len(shown) >= 4
+    # the k-th frame shown is the video's frame 3k - 1: the newest of each three read
+    assert all(index == 3 * count - 1 for count, index in shown)

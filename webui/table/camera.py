@@ -277,13 +277,22 @@ class LiveCamera:
 
     def _run(self) -> None:
         src = self.source
-        # Videos and folders play at their own pace; a camera paces itself.
-        pace = 1.0 / src.fps if src.kind in ("video", "folder") and src.fps else 0.0
-        pace = max(pace, 1.0 / self.max_fps) if pace else 0.0
+        # Videos and folders play at their own pace, in real time: faster than max_fps, every
+        # `step`-th frame is kept (a game recorded at 30 frames a second played at 10 was
+        # three times slower than it was played); a camera paces itself.
+        step, pace = 1, 0.0
+        if src.kind in ("video", "folder") and src.fps:
+            step = max(1, round(src.fps / self.max_fps))
+            pace = step / src.fps
         next_at = time.monotonic()
         while not self._stop.is_set():
             try:
                 frame = src.read()
+                for _ in range(step - 1):  # the newest of `step` frames (an end shows next)
+                    newer = src.read() if frame is not None else None
+                    if newer is None:
+                        break
+                    frame = newer
             except (cv2.error, OSError) as exc:  # a driver error is a lost camera, not a crash
                 self._set_state("gone", f"the source failed: {exc}")
                 return
@@ -302,6 +311,7 @@ class LiveCamera:
                 self._jpeg_cache.clear()
                 self.state = "open"
                 self._cond.notify_all()
+
             if pace:
                 next_at += pace
                 delay = next_at - time.monotonic()
