@@ -165,12 +165,14 @@ def test_offered_events_counts_what_each_way_would_propose():
 
 
 def test_a_change_is_believed_after_as_many_readings_as_span_the_scan_s_settle_time():
+    from models.renderer.video import FPS
     from scanner.tracker import SETTLE_FRAMES
     from webui.table.camera import SCAN_INTERVAL_S, LiveCamera
-    from webui.table.tracking import settle_readings
+    from webui.table.tracking import RECORDED_FPS, settle_readings
 
-    assert settle_readings(1 / 30) == SETTLE_FRAMES  # every frame: as `royal-table scan`
-    assert settle_readings(0.05) == 2 and settle_readings(SCAN_INTERVAL_S) == 1
+    assert RECORDED_FPS == FPS  # (the renderer is not imported at run time)
+    assert settle_readings(1 / FPS) == SETTLE_FRAMES  # every frame: as `royal-table scan`
+    assert settle_readings(1 / 30) == 9 and settle_readings(SCAN_INTERVAL_S) == 2
     assert LiveCamera(None).game.settle_frames == settle_readings(SCAN_INTERVAL_S)
 
 
