@@ -176,14 +176,9 @@ def _offers_said(offers: dict | None) -> str:
     """`--page`'s counts, short, for a fixture's line."""
     if not offers:
         return ""
-    from webui.table.camera import SCAN_INTERVAL_S
-
-    at_rate = offers.get("camera_game_at_page_rate")
     return (f"; the page would offer {offers['one_reading']} of {offers['events']} events "
             f"from one reading, {offers['camera_game']} from the camera's game "
-            f"({offers['camera_game_wrong']} first offers wrong)"
-            + (f", {at_rate} at the page's {1 / SCAN_INTERVAL_S:g} readings a second"
-               if at_rate is not None else ""))
+            f"({offers['camera_game_wrong']} first offers wrong)")
 
 
 def validation(args: argparse.Namespace, scan=_scan_fixture) -> int:
@@ -410,16 +405,10 @@ def run(args: argparse.Namespace) -> int:
         result["comparison"]["open_question_events_likeliest_right"] = sum(
             a in want for a in asked)
         if args.page:
-            from webui.table.camera import SCAN_INTERVAL_S
-            from webui.table.tracking import offered_events, settle_readings
+            from webui.table.tracking import offered_events
 
-            offers = offered_events(readings, truth_rows)
-            # and as the page reads a camera: every SCAN_INTERVAL_S of the video's time
-            every = max(1, round((source.fps or 30.0) * SCAN_INTERVAL_S))
-            offers["camera_game_at_page_rate"] = offered_events(
-                [r for r in readings if r.frame_index % every == 0], truth_rows,
-                settle_readings(SCAN_INTERVAL_S))["camera_game"]
-            result["comparison"]["page_offers"] = offers
+            # (every frame's reading: the page reads the recordings at their own 10 a second)
+            result["comparison"]["page_offers"] = offered_events(readings, truth_rows)
     elif latencies:
         result["comparison"] = None
         result["latency_ms_p50"] = summary([], [], 0, 0, latencies)["latency_ms_p50"]

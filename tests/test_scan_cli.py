@@ -154,18 +154,16 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
         row = fake(folder, models)
         if page and "error" not in row:
             row["page_offers"] = {"events": 10, "one_reading": 6, "camera_game": 9,
-                                  "camera_game_wrong": 1, "camera_game_at_page_rate": 7}
+                                  "camera_game_wrong": 1}
         return row
 
     args.json, args.page = False, True
     fixtures(args, scan=with_offers)
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("; the page would offer 6 of 10 events from one reading, 9 from "
-                           "the camera's game (1 first offers wrong), 7 at the page's 5 "
-                           "readings a second")
+                           "the camera's game (1 first offers wrong)")
     assert out[-1].endswith("; the page would offer 30 of 50 events from one reading, 45 "
-                            "from the camera's game (5 first offers wrong), 35 at the page's "
-                            "5 readings a second")
+                            "from the camera's game (5 first offers wrong)")
 
 
 def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tmp_path, capsys):

@@ -172,7 +172,8 @@ def test_a_change_is_believed_after_as_many_readings_as_span_the_scan_s_settle_t
 
     assert RECORDED_FPS == FPS  # (the renderer is not imported at run time)
     assert settle_readings(1 / FPS) == SETTLE_FRAMES  # every frame: as `royal-table scan`
-    assert settle_readings(1 / 30) == 9 and settle_readings(SCAN_INTERVAL_S) == 2
+    assert settle_readings(1 / 30) == 9 and settle_readings(0.2) == 2
+    assert settle_readings(SCAN_INTERVAL_S) == SETTLE_FRAMES  # the page: the recordings' rate
     assert LiveCamera(None).game.settle_frames == settle_readings(SCAN_INTERVAL_S)
 
 

@@ -8,8 +8,10 @@ answer, the same card misread under its unit). The page's one-reading proposals
 camera rarely gives on a set it was not trained on. `royal-table scan validation --page`: on
 the six validation games one reading offered 336 of 504 visible events, a tracker restarted
 from the players' game at each of their entries 449 reading every frame (10 first offers
-wrong, open questions mostly, shown as such) and 436 at the page's 5 readings a second;
-the fixtures (report only): 265, 384 and 376 of 443.
+wrong, open questions mostly, shown as such); the fixtures (report only): 265 and 384 of 443.
+The page reads those recordings at their own 10 frames a second (`camera.SCAN_INTERVAL_S`):
+read one frame in two, the scanner's hand check, which compares a reading with the one
+before, took nearly every settled frame for hands on these brisk games.
 
 The players' game stays the record: the tracker restarts from it whenever they enter or take
 back anything (`follow`), and replays the last few readings so that what the table already
@@ -32,13 +34,11 @@ from scanner.tracker import SETTLE_FRAMES, GameTracker
 from .game import Table
 
 RECORDED_FPS = 10.0  # `models.renderer.video.FPS`: the recorded games `scan` is tuned on
-RECENT = 15  # readings replayed into a restarted tracker (3 s at the page's 5 readings a second)
+RECENT = 15  # readings replayed into a restarted tracker (1.5 s at the page's 10 a second)
 PROPOSED = ("setup", "place", "initiative", "move")  # what the players accept with one click
 # `royal-table scan` believes a change seen on SETTLE_FRAMES settled frames in a row, chosen on
-# the recorded games' 10 frames a second: 0.3 s. The page reads fewer (`camera.SCAN_INTERVAL_S`)
-# and asks for as many readings as span that time: two at its 5 a second (the validation games
-# read every 2nd frame: 436 of 504 events offered with two readings, 10 first offers wrong;
-# 419 and 11 with one)
+# the recorded games' 10 frames a second: 0.3 s. A scanner reading at another rate (the page's
+# `camera.SCAN_INTERVAL_S`, a webcam's) asks for as many readings as span that time
 SETTLE_S = SETTLE_FRAMES / RECORDED_FPS
 
 
