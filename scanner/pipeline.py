@@ -126,8 +126,8 @@ class TableScanner:
         self._pile_quads = {}
         for side, centre in profile.initiative.items():
             plane = card_board_corners(centre, profile.card_size)
-            quad = portrait_order(profile.board_to_image(plane).astype(np.float32), plane=plane)
-            self._pile_quads[side] = (quad, plane)
+            self._pile_quads[side] = portrait_order(
+                profile.board_to_image(plane).astype(np.float32), plane=plane)
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
         z = [(c, cell_xy(c)) for c in CELLS]
@@ -292,16 +292,16 @@ class TableScanner:
         the card (the deck lies next to it), and the pile's card decides the round's order.
         The second look answers only at PILE_SECOND_LOOK_SURE. On the validation games' settled
         frames (every 5th) piles read right 771 -> 827 of 1,040, none wrong either way."""
-        for side in self.profile.initiative:
-            key = "init/" + side
-            first = by_key.get(key)
-            if first is None or first.card is not None:
-                continue
-            quad, plane = self._pile_quads[side]
-            again = self.reader.read_quads(image, [quad], face_below_px=math.inf,
-                                           faces_up=self.faces_up, in_portrait_order=True)[0]
-            if again.card is not None and again.confidence >= PILE_SECOND_LOOK_SURE:
-                by_key[key] = again
+        unsure = [side for side in self.profile.initiative
+                  if (first := by_key.get("init/" + side)) is not None and first.card is None]
+        if not unsure:
+            return
+        again = self.reader.read_quads(image, [self._pile_quads[s] for s in unsure],
+                                       face_below_px=math.inf, faces_up=self.faces_up,
+                                       in_portrait_order=True)
+        for side, read in zip(unsure, again, strict=True):
+            if read.card is not None and read.confidence >= PILE_SECOND_LOOK_SURE:
+                by_key["init/" + side] = read
 
     def recheck(self, image: np.ndarray) -> str:
         """The slower whole-frame check, for every few seconds rather than every frame: find

@@ -210,8 +210,7 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
         return _fail(f"no fixture videos under {ROOT / 'videos'}")
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         page = getattr(args, "page", False)
-        rows = list(pool.map(lambda f: scan(f, args.models, page=True) if page
-                             else scan(f, args.models), folders))
+        rows = list(pool.map(lambda f: scan(f, args.models, page), folders))
     good = [r for r in rows if "error" not in r]
     totals = {k: sum(r[k] for r in good) for k in ("moves_recovered", "moves", "spurious_events")}
     offers = [r["page_offers"] for r in good if r.get("page_offers")]

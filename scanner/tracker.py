@@ -1492,6 +1492,7 @@ class GameTracker:
         state = self.state
         attacker_done = state.phase in (Phase.ATTACK, Phase.POST_TURN)
         engine = {k: was for k, (was, _now) in diff.items()}  # engine values where they differ
+        last = max((e.frame for e in self.events), default=-1)  # (logged out of order too)
         for key, (old, new) in sorted(diff.items()):
             if not (key.endswith(".unit") and isinstance(old, str) and new is None):
                 continue
@@ -1526,7 +1527,6 @@ class GameTracker:
             # whose units left read otherwise for good (val-s7: two such beside the game's
             # last removal held it to the end)
             own_move = self._yet_to_move and old.split("-")[0] == state.to_move.value
-            last = max((e.frame for e in self.events), default=-1)
             if any(f"{CELL_NAMES[c]}.card" in diff and seen[f"{CELL_NAMES[c]}.unit"] is None
                    and self._card_since.get(f"{CELL_NAMES[c]}.card", last + 1) > last
                    and (own_move or self._looks_laid(f"{CELL_NAMES[c]}.card", seen))

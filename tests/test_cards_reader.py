@@ -761,7 +761,7 @@ def test_an_unsure_pile_card_is_read_again_through_its_zone(reader, sure):
 
     img, truth = load("still-1")
     scanner = TableScanner(truth_profile(truth), reader)
-    zones = [quad for quad, _plane in scanner._pile_quads.values()]
+    zones = list(scanner._pile_quads.values())
     scanner.reader = _PilesMisfound(reader, zones, None if sure else PILE_SECOND_LOOK_SURE - 1e-4)
     reading = scanner.scan(img)
     for side in ("white", "black"):

@@ -123,7 +123,7 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
 
     from scanner.scan_cli import fixtures
 
-    def fake(folder, models):
+    def fake(folder, models, page=False):
         if folder.name.startswith("game-s4-"):
             return {"fixture": folder.name, "error": "cannot load profile"}
         n = int(folder.name.split("-")[1][1:])
@@ -179,7 +179,7 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     monkeypatch.setattr(scan_cli, "_filmed", lambda out, seed, *rest: filmed.append(
         (out, seed, rest[2])))
 
-    def fake(folder, models):
+    def fake(folder, models, page=False):
         return {"fixture": folder.name, "moves_recovered": 3, "moves": 4, "spurious_events": 1,
                 "open_question_events": 0, "open_question_events_likeliest_right": 0,
                 "table_re_reads": 0, "settled_frames_right": 0, "settled_frames": 1,

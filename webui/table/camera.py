@@ -314,7 +314,6 @@ class LiveCamera:
                 self._jpeg_cache.clear()
                 self.state = "open"
                 self._cond.notify_all()
-
             if pace:
                 next_at += pace
                 delay = next_at - time.monotonic()

@@ -10,6 +10,7 @@ committed to the journal second and shown third.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,6 +248,17 @@ def _lay_card(state: GameState, pos: dict, cell: str, card: Card) -> None:
 # --------------------------------------------------------------------------- the table
 
 
+def auto_draws(state: GameState) -> Iterator[str]:
+    """Apply the hidden draws now due (a hand nobody shows: the table records them itself),
+    one at a time, yielding each applied action's text."""
+    while state.is_chance_node():
+        ev = state.pending[0]
+        if ev.verb is not Verb.DRAW or state.players[ev.side].hand is not None:
+            return
+        state.apply(state.legal_actions()[0])
+        yield str(state.actions[-1])
+
+
 class Table:
     """The one game on the table: set-up, journal, current state, and a version for the page."""
 
@@ -333,9 +345,8 @@ class Table:
             new = [("action", str(action))]
             autos = 0
             try:
-                while self._auto_draw_due(state):
-                    state.apply(state.legal_actions()[0])
-                    new.append(("auto", str(state.actions[-1])))
+                for text in auto_draws(state):
+                    new.append(("auto", text))
                     autos += 1
                 written = self.journal.append(self.game_id, new)
             except BaseException:
@@ -379,19 +390,9 @@ class Table:
         """Record the hidden draws a replayed journal stopped before (a cut export, a crash
         between two writes), so the table never waits for a draw nobody can name."""
         state = self.state
-        new = []
-        while self._auto_draw_due(state):
-            state.apply(state.legal_actions()[0])
-            new.append(("auto", str(state.actions[-1])))
+        new = [("auto", text) for text in auto_draws(state)]
         if new:
             self.events += self.journal.append(self.game_id, new)
-
-    @staticmethod
-    def _auto_draw_due(state: GameState) -> bool:
-        if not state.is_chance_node():
-            return False
-        ev = state.pending[0]
-        return ev.verb is Verb.DRAW and state.players[ev.side].hand is None
 
     def _need_game(self) -> GameState:
         if self.state is None:

@@ -113,15 +113,13 @@ def tell_camera_the_game(table: Table, camera: LiveCamera) -> None:
     """The game as the players entered it: the camera's tracker restarts from it
     (`tracking.CameraGame`), and once every unit is placed the camera's piece classifier
     learns their own set from a view of them (`LiveCamera.learn_set`)."""
-    state = table.state
-    placed = state is not None and state.phase not in (Phase.SETUP, Phase.PLACE)
-    camera.learn_set(table.game_id, {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
-                                     for c, u in state.units.items()} if placed else None)
-    # the camera's tracker restarts from the players' game (`tracking.CameraGame`), a copy
-    # taken under the table's lock (another request may be entering the next event)
+    # (a copy taken under the table's lock: another request may be entering the next event)
     with table.lock:
-        version = table.version
+        game_id, version = table.game_id, table.version
         game = table.state.copy() if table.state is not None else None
+    placed = game is not None and game.phase not in (Phase.SETUP, Phase.PLACE)
+    camera.learn_set(game_id, {CELL_NAMES[c]: f"{u.side.value}-{u.kind}"
+                               for c, u in game.units.items()} if placed else None)
     camera.game.follow(version, game)
 
 

@@ -31,7 +31,7 @@ from engines.royal_battles import GameState, parse_action
 from scanner.detections import TableReading
 from scanner.tracker import SETTLE_FRAMES, GameTracker
 
-from .game import Table
+from .game import auto_draws
 
 RECORDED_FPS = 10.0  # `models.renderer.video.FPS`: the recorded games `scan` is tuned on
 RECENT = 15  # readings replayed into a restarted tracker (1.5 s at the page's 10 a second)
@@ -106,8 +106,7 @@ class CameraGame:
                 continue
             try:
                 trial.apply(parse_action(e.text))
-                while Table._auto_draw_due(trial):  # as the players' game records them
-                    trial.apply(trial.legal_actions()[0])
+                list(auto_draws(trial))  # the hidden draws, as the players' game records them
             except RulesError:
                 break  # (an attack to enter first, say): the players' game goes no further
             why = ("unsure: " + e.question) if e.question else \
