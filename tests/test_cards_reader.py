@@ -394,6 +394,44 @@ def test_board_search_of_all_zones_at_once_matches_zone_by_zone(reader):
         assert np.abs(warped.astype(int) - mapped).max() <= 1, key
 
 
+def test_landscape_cards_read_both_ways_stay_landscape(reader):
+    img, truth = load("still-1")
+    scanner = TableScanner(truth_profile(truth), reader)
+    upright: dict = {}
+    scanner._find_in_patches(img, scanner.zone_names(), upright)
+    assert {"c4", "e4", "f4"} <= set(upright)  # landscape cards narrowly ahead of portrait
+    reading = scanner.scan(img)
+    for cell in ("c4", "e4", "f4", "g1", "d2"):
+        assert reading.cells[cell].card.orientation == "landscape", cell
+    assert [reading.cells[c].card.card for c in ("c4", "f4")] == ["KS", "9C"]
+
+
+def test_a_portrait_card_found_landscape_is_read_upright(reader, monkeypatch):
+    """A court card's picture frame can outshine its thin margin sideways (val-s7's berlin
+    courts): the landscape rectangle wins, and read through it the card is lost."""
+    import scanner.pipeline as pipeline
+
+    img, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    at = scanner.zone_names().index("b3")
+    scores = TableScanner._scores
+
+    def landscape_ahead(g, idx, n_hyps):
+        score, best = scores(g, idx, n_hyps)
+        if idx.ndim == 1 and len(g) > at:  # the coarse search of every zone
+            half = score.shape[1] // 2
+            score[at, half:] += score[at, :half].max() - score[at, half:].max() + 5.0
+            best = score.argmax(1)
+        return score, best
+
+    monkeypatch.setattr(TableScanner, "_scores", staticmethod(landscape_ahead))
+    read = scanner.scan(img).cells["b3"].card
+    assert (read.card, read.orientation) == ("KS", "portrait")
+    monkeypatch.setattr(pipeline, "PORTRAIT_TOO_WITHIN", 0.0)  # the landscape one alone
+    read = scanner.scan(img).cells["b3"].card
+    assert (read.card, read.orientation) != ("KS", "portrait")
+
+
 def test_a_quad_short_of_the_card_snaps_to_its_edges():
     """A threshold blob that stops well inside the card (pips at the margin, uneven light) has
     no rim step; snapped, each side meets the card's edge again."""
