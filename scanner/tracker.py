@@ -237,12 +237,15 @@ class _PlacementQuestion:
 
     def ranked(self) -> list[tuple[tuple[str, ...], float]]:
         stray = self.stray()
+        # a unit's views from many cells add up, tempered by the square root of their number
+        # as `CardEvidence`'s looks: one set in one light can fool every view alike
+        views_of = Counter(o for o, _c in self.views)
         scores = []
         for option in self.options:
             kind_of = dict(zip(self.origins, option, strict=True))
             scores.append(sum(
                 math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n
-                             + stray / len(UNIT_KINDS), 1e-3))
+                             + stray / len(UNIT_KINDS), 1e-3)) / math.sqrt(views_of[o])
                 for (o, _c), (sums, n, _t) in self.views.items()))
         return sorted(zip(self.options, _normalised(scores), strict=True), key=lambda ow: -ow[1])
 
@@ -256,6 +259,14 @@ class _PlacementQuestion:
         ranked = self.ranked()
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
         return ranked[0][0] == self.chosen and runner_up < 1 - FOLLOW
+
+    def doubted(self) -> set[str]:
+        """The origins whose unit's kind is in doubt: over all assignments, the kind gone
+        with there is less than SWITCH likely (two units read as each other leave the
+        army's other units sure)."""
+        ranked = self.ranked()
+        return {o for i, o in enumerate(self.origins)
+                if sum(p for option, p in ranked if option[i] == self.chosen[i]) < SWITCH}
 
     def describe(self) -> str:
         best, p = self.ranked()[0]
@@ -1261,8 +1272,7 @@ class GameTracker:
         for side, q in opened.items():
             for c in q.origins:  # the set-up view is the first look at each unit
                 q.add_view(c, c, tables[side][c])
-            for e in q.events:
-                e.question = q.describe()
+            self._ask_placement(q)
             self.questions.append(q)
         for side in plans:
             self._watch_placement(side)
@@ -2294,8 +2304,7 @@ class GameTracker:
             if q.watched:  # a sure placement: asked again only once later looks say else
                 if best != q.chosen and p >= FOLLOW and self._choose(q, best):
                     changed = True
-                    for e in q.events:
-                        e.question = q.describe()
+                    self._ask_placement(q)
                 continue
             if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
                 p = min(p, _against_rivals(q, best, decks))
@@ -2306,8 +2315,11 @@ class GameTracker:
                     and p >= LEAD * dict(ranked).get(q.chosen, 0.0)
                 if best != q.chosen and (p >= FOLLOW or ahead):
                     changed |= self._choose(q, best)  # still asked, but the game follows
-                for e in q.events:
-                    e.question = q.describe()
+                if isinstance(q, _PlacementQuestion):
+                    self._ask_placement(q)
+                else:
+                    for e in q.events:
+                        e.question = q.describe()
                 continue
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
@@ -2332,8 +2344,25 @@ class GameTracker:
         for e in q.events:
             e.question = None
             e.flags.append(why)
+        if isinstance(q, _PlacementQuestion):
+            for e, side, _origin in self._removals:
+                if side is q.side:
+                    e.question = None
         self.questions.remove(q)
         return True
+
+    def _ask_placement(self, q: _PlacementQuestion) -> None:
+        """Ask placement question `q` on the events that hang on it: the placements of the
+        units whose kind is in doubt, and their removals, which name the kind. A side's
+        other units stay sure (val-s19, val-s58: a brutalchess king and queen seen nearly
+        from above were read as each other at every later view; the pawns and rooks were
+        never in doubt)."""
+        text, doubted = q.describe(), q.doubted()
+        for origin, e in zip(q.origins, q.events, strict=True):
+            e.question = text if origin in doubted else None
+        for e, side, origin in self._removals:
+            if side is q.side and origin in q.origins:
+                e.question = text if origin in doubted else None
 
     def _choose(self, q, answer) -> bool:
         """Go on with `answer` to question `q` (still open), rewriting the journal where it
