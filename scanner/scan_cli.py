@@ -374,6 +374,10 @@ def run(args: argparse.Namespace) -> int:
             frame_no += 1
         settled.unsettled()
         source_state = source.state.value if hasattr(source.state, "value") else source.state
+        source_message = getattr(source, "message", "")
+    if frame_no == 0:
+        return _fail(f"no frame read from {args.source}"
+                     + (f": {source_message}" if source_message else ""))
 
     from engines.royal_battles.position import to_json
 
@@ -381,6 +385,7 @@ def run(args: argparse.Namespace) -> int:
         "source": args.source,
         "frames": frame_no,
         "source_state": source_state,
+        "source_message": source_message,
         "registration": (registration_note or ("profile " + args.profile if args.profile
                                                else "board never found"))
         + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else [])),
@@ -418,7 +423,9 @@ def run(args: argparse.Namespace) -> int:
         out = {**result.pop("comparison"), **result} if truth_rows else result
         print(json.dumps(out, indent=1))
         return 0
-    print(f"{frame_no} frames from {args.source} ({source_state}); {result['registration']}")
+    said = f": {source_message}" if source_message else ""
+    print(f"{frame_no} frames from {args.source} ({source_state}{said}); "
+          f"{result['registration']}")
     print(f"piece classifier adapted to the set: {result['piece_adaptation']}")
     for e in tracker.events:
         flags = f"   [{'; '.join(e.flags)}]" if e.flags else ""

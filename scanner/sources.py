@@ -104,7 +104,7 @@ class CaptureSource(FrameSource):
         if not ok or image is None:
             if self.kind == "video":
                 self.state = SourceState.ENDED
-                self.message = "end of video"
+                self.message = self._why_ended()
                 return None, 0.0
             self._misses += 1
             if self._misses >= CAMERA_MISSES_BEFORE_GONE:
@@ -122,6 +122,18 @@ class CaptureSource(FrameSource):
         else:
             stamp = time.monotonic() - self._opened_at
         return image, stamp
+
+    def _why_ended(self) -> str:
+        """A video's end, told apart from one that could not be read: a file cut short keeps
+        the header that promises all its frames, and OpenCV opens it, then decodes none."""
+        declared = self._cap.get(cv2.CAP_PROP_FRAME_COUNT)
+        if self._index == 0:
+            return ("no frame could be decoded: the file is empty, cut short or in a format "
+                    "this machine cannot read")
+        if declared and 0 < declared < 1e9 and self._index < declared - 1:
+            return (f"the video ended after {self._index} of the {int(declared)} frames its "
+                    "header declares: cut short or damaged")
+        return "end of video"
 
     def rewind(self) -> bool:
         if self.kind != "video":

@@ -69,6 +69,14 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
     assert message in err and "Traceback" not in err
 
 
+def test_a_video_no_frame_of_which_decodes_is_a_clear_error(profile, tmp_path, capsys):
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes((VIDEO / "game.mp4").read_bytes()[:20000])  # the header, no whole frame
+    assert main(["scan", str(cut), "--profile", str(profile)]) == 2
+    err = capsys.readouterr().err
+    assert "no frame read" in err and "cut short" in err and "Traceback" not in err
+
+
 def _armies() -> list[str]:
     armies = next(read_truth(VIDEO / "truth.jsonl.gz"))["position"]["armies"]
     return [",".join(armies["white"]), ",".join(armies["black"])]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -105,3 +107,20 @@ def test_the_page_plays_a_video_faster_than_its_frame_cap_in_real_time(tmp_path)
     assert len(shown) >= 4
     # the k-th frame shown is the video's frame 3k - 1: the newest of each three read
     assert all(index == 3 * count - 1 for count, index in shown)
+
+
+FIXTURE_VIDEO = Path(__file__).parent / "fixtures" / "render" / "videos" / "game-s16-paris-tokens" \
+    / "game.mp4"
+
+
+@pytest.mark.parametrize("keep,said", [(0.5, "ended after"), (0.02, "no frame could be decoded")])
+def test_a_video_cut_short_says_so_at_its_end(tmp_path, keep, said):
+    """A file cut short keeps the header that promises all its frames: OpenCV opens it and
+    then decodes some frames or none. Its end says which, not a plain 'end of video'."""
+    data = FIXTURE_VIDEO.read_bytes()
+    path = tmp_path / "cut.mp4"
+    path.write_bytes(data[:int(len(data) * keep)])
+    src = open_source(str(path))
+    while src.read() is not None:
+        pass
+    assert src.state is SourceState.ENDED and said in src.message
