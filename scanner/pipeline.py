@@ -194,9 +194,9 @@ class TableScanner:
         return out
 
     def _refine(self, g: np.ndarray, zones: np.ndarray, coarse: np.ndarray
-                ) -> list[tuple[int, int, int, int]]:
+                ) -> list[tuple[int, int, int]]:
         """The finer look around coarse rectangle `coarse[j]` of zone `zones[j]` (rows of the
-        whiteness patches `g`): (j, zone, coarse, fine) each."""
+        whiteness patches `g`): (zone, coarse, fine) each."""
         fine = self._fine_idx[coarse].reshape(len(zones), -1)
         _, fbest = self._scores(g[zones], fine, self._fine_idx.shape[1])
         return [(int(i), int(b), int(f)) for i, b, f in zip(zones, coarse, fbest, strict=True)]
@@ -321,8 +321,9 @@ class TableScanner:
     @staticmethod
     def _surer_upright(by_key: dict[str, CardReading], upright: dict[str, CardReading]) -> None:
         """Royal Battles lays its cards portrait, and a court card's picture frame can outshine
-        its thin white margin sideways: on the validation games all 99 landscape rectangles
-        found were portrait cards (val-s7, berlin courts: 99 cards unread, 6 read wrong).
+        its thin white margin sideways: on the validation games (every 10th settled frame)
+        all 99 landscape rectangles found were portrait cards, berlin courts of val-s7, none
+        of them read right.
         Where the landscape rectangle won narrowly the portrait one was read too, and the
         reading stands that is at least as sure: a true landscape card read through a portrait
         rectangle comes out sideways and squashed, and unsure. val-s7 (every 10th settled
