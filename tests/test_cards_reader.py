@@ -344,11 +344,14 @@ def test_rectify_border_mode_does_not_change_the_card():
     assert border_for(np.float32([[0.5, 1], [398, 298]]), img.shape) == cv2.BORDER_REPLICATE
 
 
-def test_kept_rectification_maps_give_the_warped_card(reader):
+def test_kept_rectification_maps_give_the_warped_card(reader, monkeypatch):
     """`rectify_mapped` samples as `rectify` does, to warpPerspective's 1/32-pixel grid (a
     level or a few at sharp edges, where a sample falls the other side of a grid step), and a
     board's readings are the same through the scanner's kept maps as without them."""
+    import scanner.pipeline as pipeline
     from scanner.rectify import rectify_mapped, rectify_maps
+
+    monkeypatch.setattr(pipeline, "SHARPER_LOOK", None)  # one plain read, as read_quads here
 
     rng = np.random.default_rng(7)
     img = cv2.GaussianBlur(rng.integers(0, 256, (300, 400, 3), np.uint8), (5, 5), 1.5)
@@ -430,6 +433,37 @@ def test_a_portrait_card_found_landscape_is_read_upright(reader, monkeypatch):
     monkeypatch.setattr(pipeline, "PORTRAIT_TOO_WITHIN", 0.0)  # the landscape one alone
     read = scanner.scan(img).cells["b3"].card
     assert (read.card, read.orientation) != ("KS", "portrait")
+
+
+def test_cards_left_unsure_in_a_blurred_frame_are_read_again_sharpened(reader, monkeypatch):
+    import scanner.pipeline as pipeline
+
+    img, truth = load("still-0")
+    blurred = cv2.GaussianBlur(img, (0, 0), 0.8)  # a camera slightly out of focus
+
+    def read_right_and_wrong() -> tuple[int, int]:
+        reading = TableScanner(truth_profile(truth), reader).scan(blurred)
+        said = {c: reading.cells[c].card.card for c, t in truth["cells"].items()
+                if t["card"] and reading.cells.get(c) and reading.cells[c].card}
+        right = sum(said[c] == truth["cells"][c]["card"] for c in said)
+        return right, sum(card is not None for card in said.values()) - right
+
+    right, wrong = read_right_and_wrong()
+    monkeypatch.setattr(pipeline, "SHARPER_LOOK", None)
+    right_before, wrong_before = read_right_and_wrong()
+    assert right >= right_before + 2 and wrong == wrong_before == 0
+
+
+def test_sharpened_adds_back_the_detail_a_blur_took():
+    from scanner.card_reader import sharpened
+
+    card = np.full((140, 100, 3), 230, np.uint8)
+    cv2.putText(card, "Q", (8, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (20, 20, 20), 2)
+    soft = cv2.GaussianBlur(card, (0, 0), 1.5)
+    assert np.array_equal(sharpened(soft, 0.0, 1.5), soft)
+    edges = cv2.Laplacian(cv2.cvtColor(sharpened(soft, 1.5, 1.5), cv2.COLOR_BGR2GRAY), cv2.CV_32F)
+    assert edges.var() > 2 * cv2.Laplacian(cv2.cvtColor(soft, cv2.COLOR_BGR2GRAY),
+                                           cv2.CV_32F).var()
 
 
 def test_a_quad_short_of_the_card_snaps_to_its_edges():
