@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -44,3 +46,15 @@ def test_whole_board_scenes_show_every_cell_and_initiative_card(seed, split):
     for side in ("white", "black"):
         uv = cam.project(np.array([[*INITIATIVE_POS[side], 0.0]]))[0]
         assert 0 <= uv[0] <= sc.width and 0 <= uv[1] <= sc.height
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000))
+def test_a_scene_from_above_keeps_everything_but_its_elevation(seed):
+    """`elevation` narrows the camera's range and nothing else: the default range gives the
+    scenes it always gave (the caches of rendered crops key on seeds)."""
+    plain = Scene.random(seed)
+    above = Scene.random(seed, elevation=(70.0, 90.0))
+    assert 70 <= above.elevation <= 90
+    assert Scene.random(seed, elevation=(30.0, 90.0)) == plain
+    assert dataclasses.replace(above, elevation=plain.elevation) == plain

@@ -133,7 +133,8 @@ def label_of(unit: dict | None) -> int:
 def frame_crops(seed: int, split: str, jitter: float = 1.8, piece_sets: list[str] | None = None,
                 hands_p: float = 0.25, fallen_p: float = 0.5, keep_bare: float = 0.3,
                 keep_empty: float = 0.6, positions: int = 3,
-                procedural: bool = False) -> tuple[list, list, float, str]:
+                procedural: bool = False,
+                elevation: tuple[float, float] = (30.0, 90.0)) -> tuple[list, list, float, str]:
     """Render one random scene with `positions` random tables (the scene's camera, table and
     light are cached by the renderer, so extra tables are cheap) and return (crops, labels,
     elevation, piece set). `procedural`: the scene's pieces are the procedurally varied set
@@ -144,7 +145,7 @@ def frame_crops(seed: int, split: str, jitter: float = 1.8, piece_sets: list[str
 
     if procedural:
         piece_sets = [f"proc-{seed}"]
-    scene = Scene.random(seed, split=split, piece_sets=piece_sets)
+    scene = Scene.random(seed, split=split, piece_sets=piece_sets, elevation=elevation)
     rcam = scene_camera(scene)
     crops, labels = [], []
     for k in range(positions):

@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "piece_classifier.onnx"
 HELDOUT_SEED0 = 1_000_000  # held-out tables use seeds from here on, never seen in training
 PROC_SEED0 = 500_000  # scenes with procedurally varied sets ("proc-<seed>") start here
+TOP_DOWN_SEED0 = 600_000  # scenes seen from above (`--top-down-scenes`) start here
+TOP_DOWN = (70.0, 90.0)  # their camera elevation, degrees
 
 
 def _augment(x, gen):
@@ -157,15 +159,18 @@ def export(net, path: Path) -> None:
 
 
 def crops_for(split: str, seeds: list[int], workers: int, cache: Path | None, log=print,
-              procedural: bool = False):
+              procedural: bool = False, elevation: tuple[float, float] | None = None):
     from .data import CropSet, generate
 
-    name = f"{split}{'-proc' if procedural else ''}-{seeds[0]}-{len(seeds)}.npz"
+    above = "" if elevation is None else f"-el{elevation[0]:.0f}-{elevation[1]:.0f}"
+    name = f"{split}{'-proc' if procedural else ''}{above}-{seeds[0]}-{len(seeds)}.npz"
     if cache is not None and (cache / name).exists():
         log(f"crops: {cache / name} (cached)")
         return CropSet.load(cache / name)
     t0 = time.time()
-    kw = {"procedural": True} if procedural else {}
+    kw: dict = {"procedural": True} if procedural else {}
+    if elevation is not None:
+        kw["elevation"] = elevation
     cs = generate(seeds, split, workers=workers, log_every=20, **kw)
     log(f"crops: {len(cs.y)} from {len(seeds)} {split} tables in {time.time() - t0:.0f} s")
     if cache is not None:
@@ -196,6 +201,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="held-out scenes (3 tables each)")
     ap.add_argument("--proc-scenes", type=int, default=0,
                     help="extra training scenes, each with its own procedurally varied set")
+    ap.add_argument("--top-down-scenes", type=int, default=0,
+                    help="more scenes seen from 70-90 degrees above, half of them with "
+                         "procedurally varied sets (the classifier's weakest views)")
     ap.add_argument("--flat-distractors", type=int, default=0,
                     help="extra empty crops with card-like marks drawn on them (data.py)")
     ap.add_argument("--distractor-scale", type=float, default=1.0,
@@ -267,6 +275,15 @@ def run(args) -> int:
         from .data import CropSet
 
         tr = CropSet.concat([tr] + proc_crops(args.proc_scenes, args.workers, cache))
+    if args.top_down_scenes > 0:
+        from .data import CropSet
+
+        half = args.top_down_scenes // 2
+        seeds = list(range(TOP_DOWN_SEED0, TOP_DOWN_SEED0 + args.top_down_scenes))
+        tr = CropSet.concat([tr, crops_for("train", seeds[:half], args.workers, cache,
+                                           elevation=TOP_DOWN),
+                             crops_for("train", seeds[half:], args.workers, cache,
+                                       procedural=True, elevation=TOP_DOWN)])
     if args.flat_distractors > 0:
         from .data import CropSet, flat_distractors
 

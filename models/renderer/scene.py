@@ -76,10 +76,13 @@ class Scene:
     @classmethod
     def random(cls, seed: int, split: str = "train", designs: list[str] | None = None,
                piece_sets: list[str] | None = None, width: int = 1280,
-               height: int = 720, whole_board: bool = False) -> Scene:
+               height: int = 720, whole_board: bool = False,
+               elevation: tuple[float, float] = (30.0, 90.0)) -> Scene:
         """A random scene. `split` picks from the committed train or held-out assets unless
         `designs` / `piece_sets` name them. `whole_board`: shrink the board until every cell
-        and both initiative cards are inside the frame."""
+        and both initiative cards are inside the frame. `elevation`: the camera's range, in
+        degrees above the table (the same draw, so the default gives the scenes it always
+        gave)."""
         rng = np.random.default_rng(sub_seed("scene", seed))
         sp = assets.split()
         if designs is None:
@@ -90,7 +93,7 @@ class Scene:
         dw = str(rng.choice(designs))
         db = dw if rng.random() < 0.6 else str(rng.choice(designs))
         u = rng.uniform
-        elev = float(u(30, 90))
+        elev = float(u(*elevation))
         frac = float(u(0.4, 0.95))
         shadow_poly: list = []
         shadow = 0.0
