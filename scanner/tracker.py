@@ -192,9 +192,16 @@ class _CardQuestion:
                    for alt, p in ranked.items())
 
     def describe(self) -> str:
-        others = ", ".join(f"{c} {p:.0%}" for c, p in self.ranked()[:3])
-        return f"which card lies on {self.place}? going on with {self.chosen}; it looks like: " \
-               f"{others}"
+        ranked = self.ranked()[:3]
+        if ranked:
+            looks = "it looks like: " + ", ".join(f"{c} {p:.0%}" for c, p in ranked)
+        elif read := self.evidence.ranked()[:3]:
+            # every card it looked like was since seen elsewhere, or the rules refuse it here
+            looks = "it looked like " + ", ".join(f"{c} {p:.0%}" for c, p in read) \
+                + ", none of which can lie there now"
+        else:
+            looks = "the camera could not read it"
+        return f"which card lies on {self.place}? going on with {self.chosen}; {looks}"
 
 
 @dataclass

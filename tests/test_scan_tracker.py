@@ -1924,3 +1924,27 @@ def test_an_open_placement_asks_only_the_units_in_doubt_and_their_removals():
     assert asked == {c1, c2}
     tracker._settle(q, q.ranked()[0][0], "a player said so")
     assert gone[c1].question is None
+
+
+def test_a_card_question_says_so_when_none_of_its_looks_can_lie_there():
+    """val-s35: a pile's card read QS 47 % or JC 41 %, both seen elsewhere later: the game
+    went on with another card, and the question listed nothing ("it looks like: ")."""
+    from scanner.tracker import CardEvidence, TableEvent, _CardQuestion
+
+    ev = CardEvidence()
+    ev.add([("QS", 0.47), ("JC", 0.41)])
+
+    def question(answers: list[str]) -> _CardQuestion:
+        return _CardQuestion("init.black", "black's initiative pile",
+                             TableEvent(1, "black initiative 3H", "initiative"), 0, None,
+                             answers, ev, answers[0])
+
+    assert "it looks like: QS 53%, JC 46%" in question(["QS", "JC", "3H"]).describe()
+    said = question(["3H", "4H"]).describe()
+    assert "going on with 3H; it looked like QS 47%, JC 41%" in said
+    assert said.endswith("none of which can lie there now")
+    assert question(["3H"]).describe().count("it looks like") == 0
+    empty = _CardQuestion("init.black", "black's initiative pile",
+                          TableEvent(1, "black initiative 3H", "initiative"), 0, None, ["3H"],
+                          CardEvidence(), "3H")
+    assert empty.describe().endswith("the camera could not read it")
