@@ -1884,7 +1884,12 @@ class GameTracker:
                 ranked = evidence.ranked(legal.__contains__)
             if joint is not None:
                 ranked = [(ranked[0][0], min(ranked[0][1], joint))] + ranked[1:]
-        if ranked and ranked[0][1] >= accept:
+        # the rules' word is taken only for a card the reader itself gave some weight: where
+        # they refused nearly all it read, the card left is no reading but a guess (val-s47:
+        # a JS on b2 read 99.85 %, refused as an open question's card elsewhere, left KS at
+        # 0.05 %, taken at "100 % after the rules")
+        if ranked and ranked[0][1] >= accept \
+                and dict(evidence.ranked()).get(ranked[0][0], 0.0) >= CONSISTENT:
             code, p = ranked[0]
             self._take_card(key, place, code, legal, evidence, watched=True)
             return code, [f"card on {place} read as {code} ({p:.0%} after the rules): check it"]

@@ -774,6 +774,26 @@ def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_change
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+def test_the_card_the_rules_leave_is_asked_where_the_reader_gave_it_next_to_nothing(seed):
+    """As above, but the new card is read as the covered one at 99.85 % and as itself at 0.15 %
+    (val-s47: a JS refused as an open question's card elsewhere left KS at 0.05 %, taken at
+    "100 % after the rules"): what the rules leave is a guess, so the game goes on with it as
+    an open question, not as a reading."""
+    steps, covered, new, end = _white_s_second_initiative(seed)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    seen_new = False
+    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
+        frame.changed = set()
+        if _blur_initiative(frame, "white", new, [(covered, 0.9985), (new, 0.0015)]) \
+                and not seen_new:
+            frame.changed, seen_new = {"init/white"}, True
+        tracker.update(frame)
+    event = next(e for e in tracker.events if e.text == f"white initiative {new}")
+    assert event.question and not any("after the rules" in f for f in event.flags)
+    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 2])
 def test_a_new_initiative_card_on_a_pile_in_question_is_not_a_look_at_the_old_one(seed):
     """White's initiative card Y was read unsure between Y and X, and went on as an open
     question; white's next card X reads leaning to X, still one of the question's answers. Its
