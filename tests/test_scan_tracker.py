@@ -754,22 +754,30 @@ def _white_s_second_initiative(seed):
     return steps, first, second, end
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_changed(seed):
-    """White's next initiative card X is read leaning to Y, the card it covers (a club taken
-    for a spade). Its pile's pixels changed while the rules await white's card, and one deck
-    can't turn up Y twice: the rules weigh the read and X goes into the game, flagged."""
+def _second_initiative_read_as_the_first(seed, p_covered, p_new):
+    """White's next initiative card X read as Y, the card it covers, at `p_covered` and as
+    itself at `p_new`, its pile's pixels changed while the rules await white's card. Returns
+    the tracker, the truth events and X's event."""
     steps, covered, new, end = _white_s_second_initiative(seed)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     seen_new = False
     for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
         frame.changed = set()
-        if _blur_initiative(frame, "white", new, [(covered, 0.6), (new, 0.38)]) \
+        if _blur_initiative(frame, "white", new, [(covered, p_covered), (new, p_new)]) \
                 and not seen_new:
             frame.changed, seen_new = {"init/white"}, True
         tracker.update(frame)
-    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
     event = next(e for e in tracker.events if e.text == f"white initiative {new}")
+    return tracker, truth_events(steps[:end + 1]), event
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_new_initiative_card_read_as_the_last_one_is_news_when_its_pile_changed(seed):
+    """White's next initiative card X is read leaning to Y, the card it covers (a club taken
+    for a spade). Its pile's pixels changed while the rules await white's card, and one deck
+    can't turn up Y twice: the rules weigh the read and X goes into the game, flagged."""
+    tracker, want, event = _second_initiative_read_as_the_first(seed, 0.6, 0.38)
+    assert [e.text for e in tracker.events] == want, tracker.holding
     assert any("after the rules" in f for f in event.flags), (event.flags, event.question)
 
 
@@ -779,18 +787,9 @@ def test_the_card_the_rules_leave_is_asked_where_the_reader_gave_it_next_to_noth
     (val-s47: a JS refused as an open question's card elsewhere left KS at 0.05 %, taken at
     "100 % after the rules"): what the rules leave is a guess, so the game goes on with it as
     an open question, not as a reading."""
-    steps, covered, new, end = _white_s_second_initiative(seed)
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    seen_new = False
-    for frame in frames_of(steps[:end + 1], _empty(steps), seed=seed):
-        frame.changed = set()
-        if _blur_initiative(frame, "white", new, [(covered, 0.9985), (new, 0.0015)]) \
-                and not seen_new:
-            frame.changed, seen_new = {"init/white"}, True
-        tracker.update(frame)
-    event = next(e for e in tracker.events if e.text == f"white initiative {new}")
+    tracker, want, event = _second_initiative_read_as_the_first(seed, 0.9985, 0.0015)
     assert event.question and not any("after the rules" in f for f in event.flags)
-    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
+    assert [e.text for e in tracker.events] == want, tracker.holding
 
 
 @pytest.mark.parametrize("seed", [1, 2])
