@@ -1279,7 +1279,7 @@ class GameTracker:
         for side, q in opened.items():
             for c in q.origins:  # the set-up view is the first look at each unit
                 q.add_view(c, c, tables[side][c])
-            self._ask_placement(q)
+            self._ask(q)
             self.questions.append(q)
         for side in plans:
             self._watch_placement(side)
@@ -1530,7 +1530,7 @@ class GameTracker:
                 seen[f"{n}.unit"] == old and engine.get(f"{n}.unit", seen[f"{n}.unit"]) != old
                 and (f"{n}.card" in diff or seen[f"{n}.card"] == UNREAD
                      or self.beliefs[f"{n}.card"].settling or self._firmly_occupied(n))
-                and not self._there_before(n, cell)
+                and not self._there_before(n, cell, last)
                 for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)]))
             if moved_next_door:
                 continue
@@ -1580,14 +1580,13 @@ class GameTracker:
             return len(self.events)
         return at
 
-    def _there_before(self, n: str, cell: str) -> bool:
-        """The unit seen on `n` was seen there at the last event, while the one on `cell` was
-        still seen on `cell`: it is not that unit moved (s42: the phantom units two face
-        cards showed on e1 and g1 for 100 frames hid the white pawn taken off f2 between them;
-        the pawn moved from g3 to f3 next was then taken for the one from f2 and a re-read
-        followed)."""
-        last = max((e.frame for e in self.events), default=None)  # (logged out of order too)
-        return last is not None and self._unit_since.get(n, last + 1) <= last \
+    def _there_before(self, n: str, cell: str, last: int) -> bool:
+        """The unit seen on `n` was seen there at the last event (frame `last`, -1 before
+        any), while the one on `cell` was still seen on `cell`: it is not that unit moved
+        (s42: the phantom units two face cards showed on e1 and g1 for 100 frames hid the white
+        pawn taken off f2 between them; the pawn moved from g3 to f3 next was then taken for
+        the one from f2 and a re-read followed)."""
+        return last >= 0 and self._unit_since.get(n, last + 1) <= last \
             < self._gone_since.get(cell, -1)
 
     def _attack_view(self, cell: str, side: Side) -> None:
@@ -2316,7 +2315,7 @@ class GameTracker:
             if q.watched:  # a sure placement: asked again only once later looks say else
                 if best != q.chosen and p >= FOLLOW and self._choose(q, best):
                     changed = True
-                    self._ask_placement(q)
+                    self._ask(q)
                 continue
             if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
                 p = min(p, _against_rivals(q, best, decks))
@@ -2327,11 +2326,7 @@ class GameTracker:
                     and p >= LEAD * dict(ranked).get(q.chosen, 0.0)
                 if best != q.chosen and (p >= FOLLOW or ahead):
                     changed |= self._choose(q, best)  # still asked, but the game follows
-                if isinstance(q, _PlacementQuestion):
-                    self._ask_placement(q)
-                else:
-                    for e in q.events:
-                        e.question = q.describe()
+                self._ask(q)
                 continue
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
@@ -2363,12 +2358,15 @@ class GameTracker:
         self.questions.remove(q)
         return True
 
-    def _ask_placement(self, q: _PlacementQuestion) -> None:
-        """Ask placement question `q` on the events that hang on it: the placements of the
-        units whose kind is in doubt, and their removals, which name the kind. A side's
-        other units stay sure (val-s19, val-s58: a brutalchess king and queen seen nearly
-        from above were read as each other at every later view; the pawns and rooks were
-        never in doubt)."""
+    def _ask(self, q) -> None:
+        """Ask open question `q` on the events that hang on it: a card question on its
+        event; a placement question on the placements of the units whose kind is in doubt,
+        and their removals, which name the kind. A side's other units stay sure (val-s19,
+        val-s58: a brutalchess king and queen seen nearly from above were read as each other
+        at every later view; the pawns and rooks were never in doubt)."""
+        if isinstance(q, _CardQuestion):
+            q.event.question = q.describe()
+            return
         text, doubted = q.describe(), q.doubted()
         for origin, e in zip(q.origins, q.events, strict=True):
             e.question = text if origin in doubted else None

@@ -1936,7 +1936,7 @@ def test_an_open_placement_asks_only_the_units_in_doubt_and_their_removals():
     gone = {c: TableEvent(100, f"white {k} removed d3", "removed") for c, k in
             ((c1, k1), (sure, "rook"))}
     tracker._removals += [(e, Side.WHITE, c) for c, e in gone.items()]
-    tracker._ask_placement(q)
+    tracker._ask(q)
     assert gone[c1].question and "stands where" in gone[c1].question
     assert gone[sure].question is None
     asked = {e.text.split()[-1] for e in tracker.events if e.kind == "place" and e.question}
