@@ -684,6 +684,7 @@ class GameTracker:
         # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
         self._seen_bare: dict[str, tuple[str, int]] = {}
         self._bare_tried: set[tuple[str, str]] = set()  # (journal entry, bare card) refused
+        self._under_unit: dict[str, object] = {}  # per card key: its last sure read under a unit
         # cells whose unit the game took as standing there while its piece was not read (a
         # move taken from its card alone, a unit never seen on its set-up card): non-firm
         # empty reads there say nothing until one is firm
@@ -1664,6 +1665,8 @@ class GameTracker:
                 self._seen_bare.pop(key, None)
                 continue
             cell, engine = key[:-5], self._engine_card(key)
+            if values.get(f"{cell}.unit") is not None or parse_cell(cell) in self.state.units:
+                self._under_unit[key] = read
             if read.card == engine or engine is None or not _may_be_same(read.card, engine) \
                     or values.get(f"{cell}.unit") is not None \
                     or parse_cell(cell) in self.state.units:
@@ -1690,8 +1693,34 @@ class GameTracker:
                 if question.watched and self._settle(question, read.card, why):
                     self.beliefs[key].value = values[key] = read.card
                 continue
-            if self._rewrite_card(entry, read.card, None, why):
-                self.beliefs[key].value = values[key] = read.card
+            if self._ask_bare(key, entry, engine, read, why):
+                self.beliefs[key].value = values[key] = self._engine_card(key)
+
+    def _ask_bare(self, key: str, entry: int, engine: str, read, why: str) -> bool:
+        """Two sure reads of one movement card disagree: under its unit and bare. Neither is
+        taken on its own word: the move becomes an open question weighing both looks (later
+        bare reads add to the bare one), going on with the bare read unless the look under
+        the unit was surer (nothing hides a bare card). Session 18, s42: a 6H under a rook
+        read 4H at 99.9 %, bare 6H at 99.98 %; val-s7: a berlin JS under a knight read JS at
+        99.8 %, bare QS at 99.9 %, and rewriting it to the bare read was a spurious move."""
+        event = next((e for e in reversed(self.events) if e.text == self.journal[entry]), None)
+        if event is None:
+            return False
+        under = self._under_unit.get(key)
+        evidence = CardEvidence()
+        evidence.add([(engine, getattr(under, "confidence", ACCEPT))])
+        evidence.new_look()
+        evidence.add([(read.card, read.confidence)])
+        q = _CardQuestion(key, key[:-5], event, entry, self._start, list(CARDS), evidence,
+                          engine, bare_look=True)
+        ranked = dict(q.ranked())
+        best = read.card if ranked.get(read.card, 0.0) >= ranked.get(engine, 0.0) else engine
+        if best != engine and not self._choose(q, best):
+            return False
+        event.flags.append(why)
+        event.question = q.describe()
+        self.questions.append(q)
+        return True
 
     def _left_as_recorded(self, cell: str, laid: str) -> bool:
         """The cell was last seen going empty when the game recorded its unit leaving (moving

@@ -890,8 +890,10 @@ def test_a_movement_card_read_under_its_unit_as_a_card_seen_bare_before_is_its_t
 def test_a_card_read_under_its_unit_is_read_again_once_bare(seed, laid, left, under):
     """A movement card is read as its twin while its unit stands on it: sure, or likeliest
     (93 %) and taken on the rules' word. Once the unit has left, the card reads right for
-    several frames: the move is rewritten to it and flagged (session 18, s42: a 6H under a
-    rook read as 4H at 99.9 %, as 6H at 99.98 % once bare)."""
+    several frames: the game goes on with the bare read, flagged (session 18, s42: a 6H under
+    a rook read as 4H at 99.9 %, as 6H at 99.98 % once bare). Where both reads were sure, the
+    move is asked (or settled by the bare reads that follow), never rewritten on one read's
+    word (val-s7: a JS read sure under its knight was rewritten to a QS misread bare)."""
     from scanner.detections import CardReading
 
     steps = record_game(seed)
@@ -914,7 +916,39 @@ def test_a_card_read_under_its_unit_is_read_again_once_bare(seed, laid, left, un
     event = tracker.events[texts.index(steps[laid][0])]
     assert any(f"read as {twin} under its unit, and as {card} once bare" in f
                for f in event.flags), event.flags
+    if under == "sure":  # two sure reads disagreed: asked, until later looks settled it
+        assert event.question is not None or any("settled on later looks" in f
+                                                 for f in event.flags), event.flags
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed,laid,left", [(4, 27, 42), (7, 61, 118)])
+def test_a_card_read_sure_under_its_unit_and_sure_otherwise_bare_is_asked(seed, laid, left):
+    """A movement card reads right and sure under its unit (99.8 %), and once the unit has
+    left as another card of its colour, sure too (99.9 %). Two sure reads disagree: the move
+    is an open question naming both, not rewritten to the bare misread (val-s7: a berlin JS
+    under a knight read JS, bare as QS, and the game logged QS)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    words = steps[laid][0].split()
+    cell, card = words[2].split("-")[1], words[3]
+    other = card[:-1] + {"C": "S", "S": "C", "D": "H", "H": "D"}[card[-1]]
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is None or c.card is None or c.card.card != card or frame.occluded:
+            return
+        bare = c.piece is None or c.piece.piece in (None, "empty")
+        c.card = CardReading(card=other, confidence=0.999) if bare else \
+            CardReading(card=card, confidence=0.998)
+
+    tracker = _track(steps[:left + 12], seed, edit)
+    event = next(e for e in tracker.events if e.text.split()[:3] == words[:3])
+    assert event.question is not None, event.flags
+    assert card in event.question and other in event.question
+    assert [e.text for e in tracker.events if e.question is None] == \
+        [t for t in truth_events(steps[:left + 12]) if t.split()[:3] != words[:3]]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
