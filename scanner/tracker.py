@@ -685,6 +685,10 @@ class GameTracker:
         self._seen_bare: dict[str, tuple[str, int]] = {}
         self._bare_tried: set[tuple[str, str]] = set()  # (journal entry, bare card) refused
         self._under_unit: dict[str, object] = {}  # per card key: its last sure read under a unit
+        # per card key: the card observed there and every read of it (`_earlier_gives_way`);
+        # per logged event that laid a card on a read's word: its place and those reads
+        self._card_looks: dict[str, tuple[str, CardEvidence]] = {}
+        self._laid_looks: dict[int, tuple[str, CardEvidence]] = {}
         # cells whose unit the game took as standing there while its piece was not read (a
         # move taken from its card alone, a unit never seen on its set-up card): non-firm
         # empty reads there say nothing until one is firm
@@ -771,6 +775,13 @@ class GameTracker:
             if self._settle_questions():
                 self._dirty = True
         for key, card in cards_now.items():
+            code = values.get(key)
+            if code in _CODES and card.candidates and self._last_read.get(key) is not card:
+                # every read of the card seen here, sure or misread alike: what the rules may
+                # later weigh against another place's read (`_earlier_gives_way`)
+                if self._card_looks.get(key, ("",))[0] != code:
+                    self._card_looks[key] = (code, CardEvidence())
+                self._card_looks[key][1].add(card.candidates)
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
@@ -989,7 +1000,8 @@ class GameTracker:
                 if card == UNREAD:  # aces and jokers are shuffled back at set-up
                     card, flags = self._resolve_card(
                         f"{place}.card", place,
-                        lambda c: self._legal(f"{ev.side.value} setup {place} {c}"))
+                        lambda c: self._legal(f"{ev.side.value} setup {place} {c}"),
+                        side=ev.side.value)
                     if card is None:
                         return False
                 return self._event(f"{ev.side.value} setup {place} {card}", "setup", frame,
@@ -1006,7 +1018,8 @@ class GameTracker:
                 if card == UNREAD:
                     card, flags = self._resolve_card(
                         key, f"{ev.side.value}'s initiative pile",
-                        lambda c: self._legal(f"{ev.side.value} initiative {c}"))
+                        lambda c: self._legal(f"{ev.side.value} initiative {c}"),
+                        side=ev.side.value)
                     if card is None:
                         return False
                 return self._event(f"{ev.side.value} initiative {card}", "initiative", frame,
@@ -1468,7 +1481,8 @@ class GameTracker:
                 # a card laid under a unit that stays is only ever read with the unit on it
                 card, why = self._resolve_card(
                     f"{to}.card", to, lambda c, frm=frm, to=to: self._legal(
-                        f"{side} move {frm}-{to} {c}"), SWITCH if frm == to else ACCEPT)
+                        f"{side} move {frm}-{to} {c}"), SWITCH if frm == to else ACCEPT,
+                    side=side)
                 if card is None:  # this is the side's move; another cell would be out of order
                     return False
                 flags += why
@@ -1876,6 +1890,13 @@ class GameTracker:
         """Log an event whose action was just applied; a card it took on trust opens its
         question."""
         self.events.append(event)
+        words = event.text.split()
+        if self._pending_question is None and event.kind in ("setup", "initiative", "move"):
+            key = f"init.{words[0]}" if event.kind == "initiative" else \
+                f"{_lays_on(event.text)}.card"
+            looks = self._card_looks.get(key)
+            if looks is not None and looks[0] == words[-1]:
+                self._laid_looks[id(event)] = (key, looks[1])
         if self._pending_question is not None:
             key, place, answers, evidence, snap, watched = self._pending_question
             self._pending_question = None
@@ -1895,12 +1916,16 @@ class GameTracker:
             return False
         return True
 
-    def _resolve_card(self, key: str, place: str, allowed,
-                      accept: float = ACCEPT) -> tuple[str | None, list[str]]:
+    def _resolve_card(self, key: str, place: str, allowed, accept: float = ACCEPT,
+                      side: str | None = None) -> tuple[str | None, list[str]]:
         """A card the reader could not name alone: the best of its candidates that the rules
-        allow, when that is at least `accept` sure; otherwise hold and say what it might be."""
+        allow, when that is at least `accept` sure; otherwise hold and say what it might be.
+        `side`: whose deck it came from."""
         evidence = self.evidence.get(key)
         legal = {c for c in CARDS if allowed(c)}  # each asks the engine: once, not per use
+        if evidence is not None and side is not None \
+                and self._earlier_gives_way(evidence, legal, side, allowed):
+            legal = {c for c in CARDS if allowed(c)}
         ranked = evidence.ranked(legal.__contains__) if evidence else []
         # the rules rule out cards already seen; a card the game went on with in an open
         # question may not be there after all, so it is not ruled out when judging certainty
@@ -1942,6 +1967,65 @@ class GameTracker:
             or "no usable reading"
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
+
+    def _earlier_gives_way(self, evidence: CardEvidence, legal: set[str], side: str,
+                           allowed) -> bool:
+        """This place reads only cards the rules refuse, one of them a card that `side`'s deck
+        turned up before on a read's word: one of the two reads is wrong. Both places' reads
+        are weighed as a pair that can't hold the same card (this place keeping its best
+        allowed card, or the earlier place taking its next best): where the swap is likelier,
+        the earlier event takes its next best card, settled and flagged where ACCEPT sure,
+        else as an open question
+        (val-s7: a berlin KD read JD sure, bare reads leaning KD at 60-84 %, refused white's
+        real JD on its initiative pile 290 frames later, read JD 42 %; the game went on with
+        a QH the reader never named). Returns whether the past changed."""
+        raw = evidence.ranked()
+        if not raw:
+            return False
+        listed = dict(raw)
+        floor = max(1.0 - sum(listed.values()), 0.0) / max(len(CARDS) - len(listed), 1)
+        keep_here = max((listed.get(c, floor) for c in legal), default=0.0)
+        if keep_here >= CONSISTENT:
+            # the reads here still name a card the rules allow: no cause to doubt the past
+            # (val-s7: a pile read JC 36 %, JS 25 %, JK 16 % would otherwise have turned a JS
+            # read sure under its knight, its weaker reads leaning QS, into a QS)
+            return False
+        for card, p_here in raw:
+            if p_here < CONSISTENT or card in legal or card not in _ONCE:
+                continue
+            entry = self._earlier(side, card)
+            event = next((e for e in reversed(self.events) if entry is not None
+                          and e.text == self.journal[entry] and e.question is None), None)
+            if event is None or id(event) not in self._laid_looks:
+                continue
+            key, looks = self._laid_looks[id(event)]
+            there = looks.ranked()
+            alternatives = [(c, p) for c, p in there if c != card]
+            if not alternatives:
+                continue
+            keep = dict(there).get(card, 0.0) * keep_here
+            swap = alternatives[0][1] * p_here
+            share = swap / max(keep + swap, 1e-12)
+            if share <= 0.5:
+                continue
+            place = key[:-5] if key.endswith(".card") else f"{side}'s initiative pile"
+            q = _CardQuestion(key, place, event, entry, self._start, list(CARDS), looks.copy(),
+                              card, bare_look=True)
+            if not self._choose(q, alternatives[0][0]):
+                continue
+            if not allowed(card):  # no help here after all: as it was
+                self._choose(q, card)
+                continue
+            del self._laid_looks[id(event)]
+            why = f"read as {card}, but {card} turned up again later ({share:.0%} that the " \
+                f"earlier read was the wrong one): taken as {alternatives[0][0]}; check it"
+            if share >= ACCEPT:
+                event.flags.append(why)
+            else:
+                event.question = q.describe()
+                self.questions.append(q)
+            return True
+        return False
 
     def _take_card(self, key: str, place: str, code: str, legal: set[str],
                    evidence: CardEvidence, watched: bool) -> None:

@@ -952,6 +952,47 @@ def test_a_card_read_sure_under_its_unit_and_sure_otherwise_bare_is_asked(seed, 
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_card_read_sure_gives_way_when_its_deck_turns_it_up_again(seed):
+    """White lays Y, read sure as X (99.9 %), its reads' candidates leaning Y (70 %). Rounds
+    later white's real X turns up on its initiative pile, read unsure as X alone (97 %), and
+    the rules refuse it (X was laid): the two reads weighed together say the earlier was
+    wrong. The move is rewritten to Y and flagged, the pile takes X, and no event is wrong
+    (val-s7: a berlin KD read JD sure refused white's JD on its pile, and the game went on
+    with a QH the reader never named)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    pair = None
+    for i, a in enumerate(acts):
+        w = a.split()
+        if w[:2] != ["white", "move"] or w[3] == "JK":
+            continue
+        later = [b.split()[-1] for b in acts[i + 1:] if b.split()[:2] == ["white", "initiative"]]
+        # X: a later initiative card of Y's colour, never laid on the board (a pile only)
+        xs = [x for x in later[2:] if x != "JK" and x != w[3] and (x[-1] in "HD") ==
+              (w[3][-1] in "HD") and not any(b.split()[-1] == x for b in acts if " move " in b)]
+        if xs:
+            pair = (i, w[2].split("-")[1], w[3], xs[0])
+            break
+    assert pair is not None
+    i, cell, laid, x = pair
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid:
+            c.card = CardReading(card=x, confidence=0.999, candidates=[(laid, 0.7), (x, 0.3)])
+        _blur_initiative(frame, "white", x, [(x, 0.97)])
+
+    tracker = _track(steps, seed, edit)
+    asserted = [e.text for e in tracker.events if e.question is None]
+    assert asserted == truth_events(steps), tracker.holding
+    event = next(e for e in tracker.events if e.text == acts[i])
+    assert any(f"read as {x}, but {x} turned up again later" in f for f in event.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(seed):
     """One of white's movement cards Y reads unsure as X alone (76 %) for as long as it
     shows, X a card of its colour that white lays later: the game goes on with X as an open
