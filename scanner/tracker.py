@@ -1930,12 +1930,13 @@ class GameTracker:
         # the rules rule out cards already seen; a card the game went on with in an open
         # question may not be there after all, so it is not ruled out when judging certainty
         open_cards = {q.chosen: q for q in self.questions if isinstance(q, _CardQuestion)}
-        if ranked and open_cards and evidence is not None:
+        if open_cards and evidence is not None:
+            # (also where the reads name no card allowed here: only a question's card)
             joint, rewritten = self._with_questions(evidence, legal, open_cards)
             if rewritten:  # the past changed: so did what the rules allow here
                 legal = {c for c in CARDS if allowed(c)}
                 ranked = evidence.ranked(legal.__contains__)
-            if joint is not None:
+            if joint is not None and ranked:
                 ranked = [(ranked[0][0], min(ranked[0][1], joint))] + ranked[1:]
         # the rules' word is taken only for a card the reader itself gave some weight: where
         # they refused nearly all it read, the card left is no reading but a guess (val-s47:
@@ -2063,20 +2064,33 @@ class GameTracker:
         here = [(c, p) for c, p in honest if c != taken]
         there = q.ranked()
         alternatives = [(c, p) for c, p in there if c != taken]
-        if not here or not alternatives:
+        if not alternatives:
             return None, False
-        keep = dict(there).get(taken, 0.0) * here[0][1]
-        swap = alternatives[0][1] * p_taken
-        share = swap / max(keep + swap, 1e-12)
-        if share >= ACCEPT:
-            if self._settle(q, alternatives[0][0], f"{taken} was seen elsewhere: check it"):
-                return share, True
-            return None, False  # the rules refuse the swap: the question keeps its card
+        # this place's best other card: the likeliest listed, or where the reads name no
+        # other, an unlisted one's share of what they leave
+        unlisted = sum(1 for c in CARDS if (c in legal or c in open_cards)
+                       and c not in dict(honest))
+        rest = max(1.0 - sum(p for _c, p in honest), 0.0) / max(unlisted, 1)
+        keep = dict(there).get(taken, 0.0) * (here[0][1] if here else rest)
+        share = 0.0
+        for alt, p_alt in alternatives:
+            # the question's likeliest other answer first; where the rules refuse it there now
+            # (another question went on with it), the next (val-s7: b2's question, read JC 60 %
+            # and QC 37 %, kept the QS it was moved to when a QC turned up, and refused
+            # white's real QS on its pile read 95 %)
+            swap = p_alt * p_taken
+            share = swap / max(keep + swap, 1e-12)
+            if share >= ACCEPT:
+                if self._settle(q, alt, f"{taken} was seen elsewhere: check it"):
+                    return share, True
+            elif share > 0.5:
+                if self._choose(q, alt):
+                    q.event.question = q.describe()
+                    return share, True
+            else:
+                break
         if share > 0.5:
-            if self._choose(q, alternatives[0][0]):
-                q.event.question = q.describe()
-                return share, True
-            return None, False
+            return None, False  # the rules refuse every swap: the question keeps its card
         return 1.0 - share, False
 
     def _joker_misread(self, cell: str, text: str) -> str | None:

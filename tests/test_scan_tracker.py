@@ -992,6 +992,51 @@ def test_a_card_read_sure_gives_way_when_its_deck_turns_it_up_again(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_question_whose_next_answer_turned_up_elsewhere_takes_the_one_after(seed):
+    """White lays Y, read unsure as Z 60 %, W 30 %, Y 9 %: the game goes on with Z. Later
+    white lays W (read sure), and later still white's real Z turns up on its initiative
+    pile, read Z 95 %. The question's next answer W lies elsewhere now, so the one after
+    it, Y, is weighed: the move takes Y and the pile Z (val-s7: b2's question kept a card
+    its reads gave nothing and refused white's real QS on its pile)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    red = "HD"
+    found = None
+    for i, a in enumerate(acts):
+        w = a.split()
+        if w[:2] != ["white", "move"] or w[3] == "JK":
+            continue
+        y, cell = w[3], w[2].split("-")[1]
+        same = [(j, b.split()[-1]) for j, b in enumerate(acts) if j > i
+                and b.split()[0] == "white" and b.split()[-1] not in (y, "JK")
+                and (b.split()[-1][-1] in red) == (y[-1] in red)]
+        laid = [(j, c) for j, c in same if " move " in acts[j]]
+        piles = [(k, c) for k, c in same if " initiative " in acts[k]
+                 and not any(b.split()[-1] == c for b in acts if " move " in b)]
+        pair = next(((jw, cw, kz, cz) for jw, cw in laid for kz, cz in piles if kz > jw + 8),
+                    None)
+        if pair is not None:
+            found = (i, cell, y) + pair
+            break
+    assert found is not None
+    i, cell, y, _j, w_card, _k, z = found
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == y:
+            c.card = CardReading(card=None, confidence=0.6,
+                                 candidates=[(z, 0.6), (w_card, 0.3), (y, 0.09)])
+        _blur_initiative(frame, "white", z, [(z, 0.95)])
+
+    tracker = _track(steps, seed, edit)
+    event = next(e for e in tracker.events if e.text.split()[:3] == acts[i].split()[:3])
+    assert event.text == acts[i], (event.text, event.question)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(seed):
     """One of white's movement cards Y reads unsure as X alone (76 %) for as long as it
