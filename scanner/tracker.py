@@ -424,6 +424,11 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
     return out
 
 
+def _backs(look: list[tuple[str, float]], code: str | None) -> bool:
+    """Does a read's short list name `code` at CONSISTENT or more?"""
+    return code is not None and any(c == code and p >= CONSISTENT for c, p in look)
+
+
 def _with_history(state: GameState) -> GameState:
     """A copy of an engine state that keeps its action history (`copy` drops it)."""
     other = state.copy()
@@ -791,9 +796,16 @@ class GameTracker:
                     # for one, a new initiative card): the earlier reads were of something else
                     self.evidence.pop(key, None)
                 evidence = self.evidence.setdefault(key, CardEvidence())
-                if self._glimpses.get(key):
-                    evidence.new_look()  # glimpses: the card bare, a look of its own
-                    for look in self._glimpses[key]:
+                # glimpses: the card bare, a look of its own; but one that backs the card the
+                # engine has there is of that card, seen before the new one was laid over it
+                # (val-s19: an 8D glimpsed while black's hand laid an AS on it joined the AS's
+                # reads, 96 % 8D against the other questions of black's deck, and AS read
+                # 97 % stayed open to the end)
+                glimpses = [look for look in self._glimpses.get(key, [])
+                            if not _backs(look, self._engine_card(key))]
+                if glimpses:
+                    evidence.new_look()
+                    for look in glimpses:
                         evidence.add(look)
                 if redrawn:
                     # the settled read is a look of its own: after a bare glimpse (the only

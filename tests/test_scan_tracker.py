@@ -1038,6 +1038,39 @@ def test_a_question_whose_next_answer_turned_up_elsewhere_takes_the_one_after(se
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_glimpse_of_the_covered_card_is_no_look_at_the_card_laid_over_it(seed):
+    """While the hand lays Y over O, the occluded frames glimpse O. The settled frames read Y
+    unsure (80 %): the question on the move weighs Y's reads, never the glimpses of O
+    (val-s19: an 8D glimpsed while black laid an AS on it made the AS's reads 96 % 8D, and
+    AS read 97 % stayed open to the end)."""
+    from scanner.detections import CardReading
+    from scanner.tracker import _CardQuestion
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    i = next(i for i, a in enumerate(acts) if " move " in a and a.split()[3] != "JK"
+             and steps[i - 1][1]["board"].get(a.split()[2].split("-")[1]))
+    cell, laid = acts[i].split()[2].split("-")[1], acts[i].split()[3]
+    covered = steps[i - 1][1]["board"][cell]["cards"][-1]
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is None or c.card is None:
+            return
+        if frame.occluded and c.card.card == covered:
+            frame.glimpses[cell] = CardReading(card=None, confidence=0.98,
+                                               candidates=[(covered, 0.98)])
+        elif not frame.occluded and c.card.card == laid:
+            c.card = CardReading(card=None, confidence=0.8, candidates=[(laid, 0.8)])
+
+    tracker = _track(steps[:i + 1], seed, edit)
+    q = next(q for q in tracker.questions if isinstance(q, _CardQuestion)
+             and q.event.text == acts[i])
+    assert covered not in dict(q.evidence.ranked())
+    assert q.ranked()[0][0] == laid
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_question_with_no_other_reading_gives_way_to_a_card_the_rules_allow(seed):
     """One of white's movement cards Y reads unsure as X alone (76 %) for as long as it
     shows, X a card of its colour that white lays later: the game goes on with X as an open
