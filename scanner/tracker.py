@@ -1988,10 +1988,10 @@ class GameTracker:
         are weighed as a pair that can't hold the same card (this place keeping its best
         allowed card, or the earlier place taking its next best): where the swap is likelier,
         the earlier event takes its next best card, settled and flagged where ACCEPT sure,
-        else as an open question
-        (val-s7: a berlin KD read JD sure, bare reads leaning KD at 60-84 %, refused white's
-        real JD on its initiative pile 290 frames later, read JD 42 %; the game went on with
-        a QH the reader never named). Returns whether the past changed."""
+        else as an open question (val-s7: a berlin KD read JD sure, bare reads leaning KD at
+        60-84 %, refused white's real JD on its initiative pile 290 frames later, read JD
+        42 %; the game went on with a QH the reader never named). Returns whether the past
+        changed."""
         raw = evidence.ranked()
         if not raw:
             return False
@@ -2087,9 +2087,7 @@ class GameTracker:
         share = 0.0
         for alt, p_alt in alternatives:
             # the question's likeliest other answer first; where the rules refuse it there now
-            # (another question went on with it), the next (val-s7: b2's question, read JC 60 %
-            # and QC 37 %, kept the QS it was moved to when a QC turned up, and refused
-            # white's real QS on its pile read 95 %)
+            # (the card turned up elsewhere since), the next
             swap = p_alt * p_taken
             share = swap / max(keep + swap, 1e-12)
             if share >= ACCEPT:
