@@ -34,95 +34,56 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
 from engines.royal_battles.board import NEIGHBOURS, is_melee, offset, parse_cell
-from engines.royal_battles.cards import CARDS, DECK, parse_card
+from engines.royal_battles.cards import CARDS, parse_card
 from engines.royal_battles.position import from_json, to_json
 from engines.royal_battles.units import UNIT_KINDS
 
 from .detections import TableReading
+from .observations import (
+    ACCEPT,
+    CODES,
+    CONSISTENT,
+    FIRM,
+    FOLLOW,
+    GO_ON,
+    LEAD,
+    LEAN,
+    NO_READING,
+    ONCE_IN_A_DECK,
+    SWITCH,
+    UNKNOWN_KIND,
+    UNREAD,
+    Belief,
+    CardEvidence,
+    backs,
+    card_key_of,
+    card_readings,
+    may_be_same,
+    normalised,
+    reading_values,
+    surely_empty,
+    visible_table,
+    zone_of,
+)
+from .open_questions import (
+    CardQuestion,
+    PlacementQuestion,
+    Snapshot,
+    against_rivals,
+    entries_of,
+    of_the_rank_read,
+    owner_of,
+    set_entries,
+    speaks_of,
+)
 
 SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
-_UNSURE = object()
-UNREAD = "?"  # a card lies there, but the camera could not say which on its own
-UNKNOWN_KIND = "?"  # "white-?": a white unit whose kind the camera could not say
-ACCEPT = 0.9  # a card the rules leave standing is taken when this sure (and flagged)
-CONSISTENT = 0.05  # an unsure read still supports the believed card at this probability
-LEAN = 0.5  # an unsure read this sure of a card that can't be the believed one is news
-GO_ON = 0.5  # below ACCEPT but this likely: the game goes on with it as an open question
-SWITCH = 0.97  # later looks rewrite the answer the game went on with only when this sure
-FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
-LEAD = 2.0  # or, for a placement, once that is this many times as likely as the standing one
-FIRM = 0.95  # a piece read this sure is still there (`_firmly_occupied`)
 RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
-
-
-def _normalised(scores: list[float]) -> list[float]:
-    """Log scores -> probabilities (they sum to 1)."""
-    top = max(scores)
-    weights = [math.exp(x - top) for x in scores]
-    total = sum(weights)
-    return [w / total for w in weights]
-
-
-class CardEvidence:
-    """What the reader said about one place's card over its fresh reads. Each read's short
-    list of candidates is a distribution over the deck (the unlisted cards share what the list
-    leaves). Reads of one still card are not independent witnesses (the same pixels misread the
-    same way), so within one look they are averaged in log space, never multiplied into false
-    certainty. A new look is the card seen bare where it was read under a piece (a glimpse
-    before its unit came, the unit gone from it): other pixels are a further witness, so looks
-    add up, tempered by the square root of their number (one design can fool every look the
-    same way)."""
-
-    N_CODES = 53
-
-    def __init__(self) -> None:
-        self._looks: list[tuple[dict[str, float], int]] = []  # closed looks: (delta, reads)
-        self.delta: dict[str, float] = {}  # this look's listed cards: summed log p - log floor
-        self.reads = 0  # this look's reads
-
-    def new_look(self) -> None:
-        """The reads that follow are of different pixels (call before adding them)."""
-        if self.reads:
-            self._looks.append((self.delta, self.reads))
-            self.delta, self.reads = {}, 0
-
-    @property
-    def looks(self) -> int:
-        return len(self._looks) + (1 if self.reads else 0)
-
-    def add(self, candidates: list[tuple[str, float]]) -> None:
-        if not candidates:
-            return
-        rest = max(1.0 - sum(p for _, p in candidates), 1e-4)
-        floor = math.log(rest / max(self.N_CODES - len(candidates), 1))
-        for code, p in candidates:
-            self.delta[code] = self.delta.get(code, 0.0) + math.log(max(p, 1e-6)) - floor
-        self.reads += 1
-
-    def ranked(self, allowed=None) -> list[tuple[str, float]]:
-        """Posterior over the listed cards that `allowed(code)` admits, best first; the
-        unlisted cards it admits keep their share of the mass."""
-        codes = [c for c in CARDS if allowed is None or allowed(c)]
-        looks = self._looks + ([(self.delta, self.reads)] if self.reads else [])
-        if not codes or not looks:
-            return []
-        temper = 1.0 / math.sqrt(len(looks))
-        scores = [temper * sum(d.get(c, 0.0) / n for d, n in looks) for c in codes]
-        listed = set().union(*(d for d, _ in looks))
-        return sorted(((c, p) for c, p in zip(codes, _normalised(scores), strict=True)
-                       if c in listed), key=lambda cw: -cw[1])
-
-    def copy(self) -> CardEvidence:
-        other = CardEvidence()
-        other._looks = [(dict(d), n) for d, n in self._looks]
-        other.delta, other.reads = dict(self.delta), self.reads
-        return other
 
 
 @dataclass
@@ -142,293 +103,6 @@ class TableEvent:
         return out
 
 
-@dataclass
-class _Snapshot:
-    """The tracker's engine just before an open question's first action: a settled answer
-    replays the journal from here."""
-
-    state: GameState
-    entry: int  # journal length at that point
-    origin: dict[str, str]
-    arrived: dict[str, int]
-
-
-@dataclass
-class _CardQuestion:
-    """Which card lies at `key` (a cell's top card or an initiative pile)."""
-
-    key: str
-    place: str
-    event: TableEvent
-    entry: int  # the journal entry of the action that laid it
-    snapshot: _Snapshot
-    answers: list[str]  # every card the rules allowed there
-    evidence: CardEvidence
-    chosen: str  # the card standing in the engine now
-    bare_look: bool = False  # whether a look at it with nothing standing on it began
-    went_with: list[str] = field(default_factory=list)  # answers the game went on with before
-    # taken at ACCEPT after the rules (the event stands as seen, flagged): kept only so that a
-    # card later seen elsewhere, which the rules say can't be in both places, is weighed
-    # against it; once its answer changes it is an open question like any other
-    watched: bool = False
-
-    @property
-    def events(self) -> list[TableEvent]:
-        return [self.event]
-
-    def ranked(self) -> list[tuple[str, float]]:
-        allowed = set(self.answers)
-        return self.evidence.ranked(lambda c: c in allowed)
-
-    def coverable_by(self, code: str) -> bool:
-        """Could a card read sure as `code` on this cell have been laid over the card in
-        question? Over the card gone with it could not (same colour), but the reads still
-        weigh another answer it may cover: a joker (no colour), or a card of the other
-        colour. A card the question itself weighs is a look at the question's card."""
-        ranked = dict(self.ranked())
-        if ranked.get(code, 0.0) >= CONSISTENT:
-            return False
-        return any(p >= CONSISTENT and alt != self.chosen and not _may_be_same(code, alt)
-                   for alt, p in ranked.items())
-
-    def describe(self) -> str:
-        ranked = self.ranked()[:3]
-        if ranked:
-            looks = "it looks like: " + ", ".join(f"{c} {p:.0%}" for c, p in ranked)
-        elif read := self.evidence.ranked()[:3]:
-            # every card it looked like was since seen elsewhere, or the rules refuse it here
-            looks = "it looked like " + ", ".join(f"{c} {p:.0%}" for c, p in read) \
-                + ", none of which can lie there now"
-        else:
-            looks = "the camera could not read it"
-        return f"which card lies on {self.place}? going on with {self.chosen}; {looks}"
-
-
-@dataclass
-class _PlacementQuestion:
-    """Which of a side's units stands where: the army's kinds over the cells they were placed
-    on (`origins`). Each place a unit stood on is one view of it (seen again from the same
-    place, it is the same view); the kind a view shows is the mean of its fresh reads (reads
-    of one still view are not independent)."""
-
-    side: Side
-    origins: list[str]
-    options: list[tuple[str, ...]]  # kinds per origin, each a permutation of the army left
-    events: list[TableEvent]
-    entries: list[int]
-    snapshot: _Snapshot
-    # (origin, cell) -> [summed kind probabilities, reads, summed top probability of each read]
-    views: dict[tuple[str, str], list] = field(default_factory=dict)
-    chosen: tuple[str, ...] = ()
-    went_with: list[tuple[str, ...]] = field(default_factory=list)  # as `_CardQuestion`'s
-    # a side's placement taken ACCEPT sure is watched, not asked: its units' later looks
-    # still count, and where they make another assignment FOLLOW likely it is asked again
-    watched: bool = False
-
-    def add_view(self, origin: str, cell: str, kinds: dict[str, float]) -> None:
-        if not kinds:
-            return
-        view = self.views.setdefault((origin, cell), [Counter(), 0, 0.0])
-        view[0].update(kinds)
-        view[1] += 1
-        view[2] += max(kinds.values())
-
-    def stray(self) -> float:
-        """The chance that a view says nothing of its unit's kind, from how far its reads
-        disagree with one another: where each read is sure but they name different kinds
-        (the classifier lost in this light or on this set), the views are worth little; where
-        they agree, they are taken at their word. Only views read twice or more tell."""
-        agree = sum(max(sums.values()) for sums, n, _t in self.views.values() if n > 1)
-        sure = sum(top for _s, n, top in self.views.values() if n > 1)
-        return min(max(1.0 - agree / sure, 0.0), 0.9) if sure else 0.0
-
-    def ranked(self) -> list[tuple[tuple[str, ...], float]]:
-        stray = self.stray()
-        # a unit's views from many cells add up, tempered by the square root of their number
-        # as `CardEvidence`'s looks: one set in one light can fool every view alike
-        views_of = Counter(o for o, _c in self.views)
-        scores = []
-        for option in self.options:
-            kind_of = dict(zip(self.origins, option, strict=True))
-            scores.append(sum(
-                math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n
-                             + stray / len(UNIT_KINDS), 1e-3)) / math.sqrt(views_of[o])
-                for (o, _c), (sums, n, _t) in self.views.items()))
-        return sorted(zip(self.options, _normalised(scores), strict=True), key=lambda ow: -ow[1])
-
-    def backed(self) -> bool:
-        """Whether the units' views still back the assignment gone with: it is the likeliest,
-        and no other is 1 - FOLLOW likely. A placement taken sure unit by unit can be put in
-        doubt by the units placed after it (two read as the army's one king); views that
-        say little (kinds not read) leave it backed, as the army decided it. Measured at
-        the set-up view: s42's two sides 0.82 against 0.14 and 0.997 (backed); s64 with a
-        fine-tuned piece model 0.45 against 0.54 and 0.58 against 0.39 (not)."""
-        ranked = self.ranked()
-        runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        return ranked[0][0] == self.chosen and runner_up < 1 - FOLLOW
-
-    def doubted(self) -> set[str]:
-        """The origins whose unit's kind is in doubt: over all assignments, the kind gone
-        with there is less than SWITCH likely (two units read as each other leave the
-        army's other units sure)."""
-        ranked = self.ranked()
-        return {o for i, o in enumerate(self.origins)
-                if sum(p for option, p in ranked if option[i] == self.chosen[i]) < SWITCH}
-
-    def describe(self) -> str:
-        best, p = self.ranked()[0]
-        now = ", ".join(f"{k} {c}" for c, k in zip(self.origins, self.chosen, strict=True))
-        likeliest = ", ".join(f"{k} {c}" for c, k in zip(self.origins, best, strict=True))
-        return f"which of {self.side.value}'s units stands where? going on with {now}; " \
-               f"likeliest now: {likeliest} ({p:.0%})"
-
-
-@dataclass
-class _Belief:
-    """One observed quantity with hysteresis: the believed value and a candidate replacing it."""
-
-    value: object
-    candidate: object = _UNSURE
-    streak: int = 0
-
-    def observe(self, value: object, needed: int) -> bool:
-        """Feed one settled observation; True when the believed value changed."""
-        if value is _UNSURE:
-            return False
-        if value == self.value:
-            self.candidate, self.streak = _UNSURE, 0
-            return False
-        if value == self.candidate:
-            self.streak += 1
-        else:
-            self.candidate, self.streak = value, 1
-        if self.streak >= needed:
-            self.value, self.candidate, self.streak = value, _UNSURE, 0
-            return True
-        return False
-
-    @property
-    def settling(self) -> bool:
-        return self.candidate is not _UNSURE
-
-
-def visible_table(state: GameState, sides_only: bool = False) -> dict[str, object]:
-    """What a camera could see of an engine state: top cards, units ("white-knight", or just
-    "white" with `sides_only`) and initiative cards."""
-    out: dict[str, object] = {}
-    for cell, name in enumerate(CELL_NAMES):
-        top = state.top(cell)
-        unit = state.units.get(cell)
-        out[f"{name}.card"] = top.card.code if top else None
-        out[f"{name}.unit"] = (unit.side.value if sides_only else
-                               f"{unit.side.value}-{unit.kind}") if unit else None
-    for side in Side:
-        card = state.initiative[side]
-        out[f"init.{side.value}"] = card.code if card else None
-    return out
-
-
-def _card_value(card, believed: object, board: bool = True) -> object:
-    """One card reading as an observation: its code when read; when unsure but its candidates
-    still back the believed card, that card (a piece now hides part of it); `UNREAD` when they
-    do not (something new lies there); `_UNSURE` when the reading says nothing.
-
-    On the board a card laid over another must differ from it in colour (`_may_be_same`), so a
-    read that names, or mostly leans to, a card of the believed card's colour is not news: it
-    is the same card misread (typically under the piece standing on it). Initiative piles
-    (`board` false) take any card over the last."""
-    if card is None:
-        return _UNSURE
-    known = isinstance(believed, str) and believed in _CODES
-    if card.card:
-        if board and known and card.card != believed and _may_be_same(card.card, believed):
-            return believed
-        return card.card
-    if not card.candidates or card.face_down:
-        return _UNSURE
-    if not known:
-        return UNREAD
-    top, p_top = card.candidates[0]
-    backed = any(code == believed and p >= CONSISTENT for code, p in card.candidates)
-    if backed and (p_top < LEAN or _may_be_same(top, believed)):
-        return believed
-    if board and sum(p for code, p in card.candidates if _may_be_same(code, believed)) >= LEAN:
-        return believed
-    return UNREAD
-
-
-_CODES = frozenset(CARDS)
-_ONCE = frozenset(c.code for c in DECK if DECK.count(c) == 1)  # cards a deck holds once
-
-
-def _colour(code: str) -> str | None:
-    return None if code == "JK" else ("red" if code[-1] in "HD" else "black")
-
-
-def _may_be_same(read: str, believed: str) -> bool:
-    """Could a read whose best guess is `read` be of the card `believed`? A card laid over
-    another must differ in colour from it, so a read leaning to the other colour may be a new
-    card, never just a blurred look at the old one; a joker may cover anything and be covered
-    by anything, so a joker on either side is never taken for the other card."""
-    if (read == "JK") != (believed == "JK"):
-        return False
-    return _colour(read) == _colour(believed)
-
-
-def reading_values(reading: TableReading, believed: dict[str, object] | None = None,
-                   sides_only: bool = False, placing: dict[str, str] | None = None
-                   ) -> dict[str, object]:
-    """The observations one frame gives; unreadable ones are `_UNSURE`. With `sides_only` a
-    unit is observed by its side alone: once placed, a unit's kind follows it from cell to
-    cell in the engine, and the camera's weakest answer (which kind) can't derail the game.
-    `placing`: while units are placed, each free set-up card and the side whose units go
-    there, so a unit seen standing on one is that side's even where its colour was unsure."""
-    believed = believed or {}
-    placing = placing or {}
-    out: dict[str, object] = {}
-    for name in CELL_NAMES:
-        cell = reading.cells.get(name)
-        card: object = _UNSURE
-        unit: object = _UNSURE
-        if cell is not None:
-            if cell.empty is True:
-                card, unit = None, None
-            elif cell.empty is False:
-                card = _card_value(cell.card, believed.get(f"{name}.card"))
-            piece = cell.piece if cell.empty is False else None
-            if piece is not None and piece.piece is not None:
-                unit = None if piece.piece == "empty" else piece.piece
-                if sides_only and unit is not None:
-                    unit = str(unit).split("-")[0]
-            elif piece is not None:
-                # the kind unsure, but occupancy (and the side) sure: enough once set up; at
-                # set-up "white-?" (the army still to place decides, see `_place`), or the
-                # unit believed there when it is of that side
-                occupied = getattr(piece, "occupied", None)
-                side = getattr(piece, "seen_side", None) or (placing.get(name) if occupied
-                                                             else None)
-                if occupied is False:
-                    unit = None
-                elif occupied and side is not None:
-                    was = believed.get(f"{name}.unit")
-                    unit = side if sides_only else (
-                        was if isinstance(was, str) and was.startswith(side + "-")
-                        else f"{side}-{UNKNOWN_KIND}")
-        out[f"{name}.card"] = card
-        out[f"{name}.unit"] = unit
-    for side in ("white", "black"):
-        init = reading.initiative.get(side)
-        out[f"init.{side}"] = _card_value(init, believed.get(f"init.{side}"), board=False) \
-            if init is not None and init.corners is not None else \
-            (init.card if init is not None and init.card else _UNSURE)
-    return out
-
-
-def _backs(look: list[tuple[str, float]], code: str | None) -> bool:
-    """Does a read's short list name `code` at CONSISTENT or more?"""
-    return code is not None and any(c == code and p >= CONSISTENT for c, p in look)
-
-
 def _with_history(state: GameState) -> GameState:
     """A copy of an engine state that keeps its action history (`copy` drops it)."""
     other = state.copy()
@@ -436,84 +110,8 @@ def _with_history(state: GameState) -> GameState:
     return other
 
 
-def _about(read, q: _CardQuestion) -> bool:
-    """Does a card reading speak of the card in question (rather than of a new one on it)?"""
-    if read is None or read.face_down:
-        return False
-    best = read.card or (read.candidates[0][0] if read.candidates else None)
-    if best not in q.answers:
-        return False
-    # a card the question itself still weighs is a look at that card, whatever its colour;
-    # any other is news on an initiative pile (a new draw may be of either colour), while on a
-    # cell a card laid over another differs in colour from it, so a read of the same colour
-    # is the question's card misread
-    if dict(q.ranked()).get(best, 0.0) >= CONSISTENT:
-        return True
-    return not q.key.startswith("init.") and _may_be_same(best, q.chosen)
-
-
-def _owner(q: _CardQuestion) -> str:
-    """The side whose deck a question's card came from ("white", "black")."""
-    return q.event.text.split()[0]
-
-
-def _against_rivals(q: _CardQuestion, best: str, decks: dict[str, list[_CardQuestion]]
-                    ) -> float:
-    """How sure `best` is at q's place when the cards that other questions of the same deck
-    went on with (`GameTracker._questions_by_deck`) are not ruled out here (they may lie
-    elsewhere after all): the rules narrow q's answers, but they can't make a read of one of
-    those cards evidence for q's best. Each such rival is weighed with q as a pair that
-    can't hold the same card, both places' reads together (session 18, s42: white's 7C
-    and 7S, each read the other's way at 21 and 11 %, held each other open, when together
-    they are 97 % sure); the least sure pair bounds it."""
-    rivals = [r for r in decks.get(_owner(q), []) if r is not q]
-    held = {r.chosen for r in rivals}
-    mine = dict(q.evidence.ranked((set(q.answers) | held).__contains__))
-    pairs = []
-    for r in rivals:
-        if mine.get(r.chosen, 0.0) < 1e-3:
-            continue  # q's reads don't name r's card: no rival
-        theirs = dict(r.evidence.ranked(
-            (set(r.answers) | held | {q.chosen}).__contains__))
-        # only a card the deck holds once can't lie in both places: it holds two jokers
-        # (val-s19: white's two initiative jokers, each read 99 % a joker, held each other
-        # open at 50 % to the game's end)
-        apart = 1.0 - sum(pm * theirs.get(c, 0.0) for c, pm in mine.items() if c in _ONCE)
-        clash = theirs.get(best, 0.0) if best in _ONCE else 0.0
-        pairs.append(mine.get(best, 0.0) * (1.0 - clash) / max(apart, 1e-12))
-    return min(pairs, default=mine.get(best, 0.0))
-
-
-def _of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
-    """The allowed card whose rank the reads give the most weight (None if none shares a rank
-    with any card read)."""
-    mass: dict[int, float] = {}
-    for code, p in evidence.ranked():
-        rank = parse_card(code).rank
-        mass[rank] = mass.get(rank, 0.0) + p
-    return max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
-               key=lambda c: mass[parse_card(c).rank], default=None)
-
-
-def _entries_of(q) -> list[int]:
-    """The journal entries a question's answer is written into."""
-    return [q.entry] if isinstance(q, _CardQuestion) else list(q.entries)
-
-
-def _set_entries(q, entries: list[int]) -> None:
-    if isinstance(q, _CardQuestion):
-        q.entry = entries[0]
-    else:
-        q.entries = entries
-
-
 # what the tracker fills in for the unseen parts of a turn (`_finish_turn`, `_make_room_for`)
 _FILLER_VERBS = ("pass", "no-attack", "keep", "skip-draw", "take-draw")
-
-
-def _surely_empty(read) -> bool:
-    """Did a piece read see its cell empty, firmly?"""
-    return read is not None and read.occupied is False and read.confidence >= FIRM
 
 
 def _is_filler(entry: str) -> bool:
@@ -576,17 +174,6 @@ def _with_kind(text: str, kind_of: dict[str, str]) -> str:
     return " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
 
 
-def _card_readings(reading: TableReading) -> dict[str, object]:
-    """The CardReading behind every card key of a frame (for the evidence)."""
-    out: dict[str, object] = {}
-    for name, cell in reading.cells.items():
-        if cell.card is not None:
-            out[f"{name}.card"] = cell.card
-    for side, card in reading.initiative.items():
-        out[f"init.{side}"] = card
-    return out
-
-
 def _assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
                        options: list[tuple[str, ...]]) -> list[float]:
     """Log likelihood of each way of giving `cells` the kinds of an option, from the kind
@@ -613,16 +200,6 @@ def _nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
     return best[1]
 
 
-def _zone(key: str) -> str:
-    """The scanner's zone ("d3", "init/white") of a card key ("d3.card", "init.white")."""
-    return key[:-len(".card")] if key.endswith(".card") else key.replace("init.", "init/")
-
-
-def _card_key(zone: str) -> str:
-    """The card key ("d3.card", "init.white") of a scanner's zone ("d3", "init/white")."""
-    return zone.replace("init/", "init.") if zone.startswith("init/") else f"{zone}.card"
-
-
 class GameTracker:
     """Feeds on `TableReading`s, keeps a Royal Battles `GameState` in step with the table."""
 
@@ -637,7 +214,7 @@ class GameTracker:
                 player.hidden_hand_size = len(player.hand)
                 player.hand = None
         self.settle_frames = settle_frames
-        self.beliefs = {k: _Belief(v) for k, v in visible_table(self.state).items()}
+        self.beliefs = {k: Belief(v) for k, v in visible_table(self.state).items()}
         self.events: list[TableEvent] = []
         self.holding: str | None = None  # why the tracker waits for a player
         self.attacks_to_resolve: list[str] = []  # moves whose attack the players must enter
@@ -665,7 +242,7 @@ class GameTracker:
         self._go_on_with: str | None = None  # a held card the table has moved on past
         self._dirty = False
         # readings the game went on with before they were sure (module doc)
-        self.questions: list[_CardQuestion | _PlacementQuestion] = []
+        self.questions: list[CardQuestion | PlacementQuestion] = []
         self._pending_question: tuple | None = None  # a card question waiting for its event
         self._origin: dict[str, str] = {}  # cell -> the cell its unit was placed on
         self._arrived: dict[str, int] = {}  # cell -> journal length when its unit came
@@ -684,7 +261,7 @@ class GameTracker:
         # per side, its units' placements so far: (cell, event, journal entry, kinds read
         # then); and the engine before the first unit was placed (`_watch_placement`)
         self._placements: dict[Side, list[tuple[str, TableEvent, int, dict]]] = {}
-        self._before_placing: _Snapshot | None = None
+        self._before_placing: Snapshot | None = None
         # per cell key: a card read sure, bare, where the engine has another card of its
         # colour laid under a unit, and on how many settled frames in a row (`_bare_looks`)
         self._seen_bare: dict[str, tuple[str, int]] = {}
@@ -706,13 +283,13 @@ class GameTracker:
         self.frames += 1
         if reading.occluded or not reading.board_found:
             for belief in self.beliefs.values():  # hands may have moved things: start over
-                belief.candidate, belief.streak = _UNSURE, 0
+                belief.candidate, belief.streak = NO_READING, 0
             self._note_glimpses(reading)
             return []
         self.settled_frames += 1
         believed = self.believed()
         values = reading_values(reading, believed, self._sides_only, self._placing())
-        cards_now = _card_readings(reading)
+        cards_now = card_readings(reading)
         if reading.changed is not None:
             self._news_on_awaited_piles(reading, values, believed)
             self._misreads_of_agreed(reading, values, believed, cards_now)
@@ -721,14 +298,14 @@ class GameTracker:
             read = reading.cells.get(cell)
             piece = read.piece if read is not None else None
             if parse_cell(cell) not in self.state.units or (
-                    piece is not None and piece.occupied is True) or _surely_empty(piece):
+                    piece is not None and piece.occupied is True) or surely_empty(piece):
                 self._misread_empty.discard(cell)  # moved on, or read surely either way
             elif values.get(f"{cell}.unit") is None:
-                values[f"{cell}.unit"] = _UNSURE
+                values[f"{cell}.unit"] = NO_READING
         self._bare_looks(values, cards_now)
         self._news_over_a_joker(values, believed, cards_now)
         # (an awaited pile whose pixels changed holds a new card: its reads speak of that one)
-        live = [q for q in self.questions if isinstance(q, _CardQuestion) and not q.watched
+        live = [q for q in self.questions if isinstance(q, CardQuestion) and not q.watched
                 and self._engine_card(q.key) == q.chosen and q.key not in self._pile_changed]
         for q in live:  # a read of the card in question is evidence, not a new card
             read = cards_now.get(q.key)
@@ -739,7 +316,7 @@ class GameTracker:
                 # that JC misread, and the move onto it never came)
                 values[q.key] = read.card
                 continue
-            if _about(read, q):
+            if speaks_of(read, q):
                 values[q.key] = q.chosen
                 # a later look counts once nothing stands on the card (a piece on it spoils
                 # the read the same way each time: that evidence is in already)
@@ -781,7 +358,7 @@ class GameTracker:
                 self._dirty = True
         for key, card in cards_now.items():
             code = values.get(key)
-            if code in _CODES and card.candidates and self._last_read.get(key) is not card:
+            if code in CODES and card.candidates and self._last_read.get(key) is not card:
                 # every read of the card seen here, sure or misread alike: what the rules may
                 # later weigh against another place's read (`_earlier_gives_way`)
                 if self._card_looks.get(key, ("",))[0] != code:
@@ -790,7 +367,7 @@ class GameTracker:
             # reads of something new (not backing the believed card) are evidence about it;
             # each fresh read counts once (an incremental scanner repeats unchanged ones)
             if values.get(key) == UNREAD and self._last_read.get(key) is not card:
-                redrawn = reading.changed is not None and _zone(key) in reading.changed
+                redrawn = reading.changed is not None and zone_of(key) in reading.changed
                 if redrawn:
                     # the place looks different now (a card laid on a patch of cloth taken
                     # for one, a new initiative card): the earlier reads were of something else
@@ -802,7 +379,7 @@ class GameTracker:
                 # reads, 96 % 8D against the other questions of black's deck, and AS read
                 # 97 % stayed open to the end)
                 glimpses = [look for look in self._glimpses.get(key, [])
-                            if not _backs(look, self._engine_card(key))]
+                            if not backs(look, self._engine_card(key))]
                 if glimpses:
                     evidence.new_look()
                     for look in glimpses:
@@ -934,7 +511,7 @@ class GameTracker:
         changes: list[str] = []
         for name in CELL_NAMES:
             card = seen[f"{name}.card"]
-            if card in _CODES and card != engine[f"{name}.card"]:
+            if card in CODES and card != engine[f"{name}.card"]:
                 changes.append(f"correct lay {name} {card}")
         for side in Side:
             def side_at(table, name, side=side):
@@ -1189,7 +766,7 @@ class GameTracker:
             # unsure, or empty but not firmly on a card read surely (val-s35: a paper queen
             # on the KC it moved to read empty at 83-86 %; the game waited from there)
             if not (read.piece is None and read.occupied is not False
-                    or read.occupied is False and not _surely_empty(read) and new in _CODES):
+                    or read.occupied is False and not surely_empty(read) and new in CODES):
                 continue
             if self._gone_next_to(cell, seen):
                 out.append(cell)
@@ -1223,7 +800,7 @@ class GameTracker:
             unit = state.units.get(parse_cell(cell))
             read = self._piece_reads.get(cell)
             if unit is None or unit.side.value != side or seen[f"{cell}.unit"] is not None \
-                    or _surely_empty(read):
+                    or surely_empty(read):
                 continue
             out[cell] = side
         return out if len(out) == 1 else {}
@@ -1262,7 +839,7 @@ class GameTracker:
         if self._place_one_sure(seen, frame):
             return True
         plans: dict[Side, dict[str, str]] = {}
-        opened: dict[Side, _PlacementQuestion] = {}
+        opened: dict[Side, PlacementQuestion] = {}
         tables: dict[Side, dict[str, dict[str, float]]] = {}
         snap = self._snapshot()
         for side in Side:
@@ -1286,13 +863,13 @@ class GameTracker:
             table = tables[side] = self._kinds_read(cells, seen)
             options = sorted(set(itertools.permutations(need)))
             scores = _assignment_scores(cells, table, options)
-            probs = _normalised(scores)
+            probs = normalised(scores)
             best = int(max(range(len(options)), key=lambda i: scores[i]))
             p = probs[best]
             plans[side] = dict(zip(cells, options[best], strict=True))
             if p < ACCEPT:  # the likeliest stands in; the units' later views settle it
                 keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
-                opened[side] = _PlacementQuestion(side, cells, keep, [], [], snap,
+                opened[side] = PlacementQuestion(side, cells, keep, [], [], snap,
                                                   chosen=options[best])
         while state.phase is Phase.PLACE:
             side = state.to_move
@@ -1360,7 +937,7 @@ class GameTracker:
         options = sorted(set(itertools.permutations(need, len(cells))))
         scores = _assignment_scores(cells, table, options)
         marginal: dict[str, float] = {}
-        for kinds, p in zip(options, _normalised(scores), strict=True):
+        for kinds, p in zip(options, normalised(scores), strict=True):
             marginal[kinds[0]] = marginal.get(kinds[0], 0.0) + p
         kind, p = max(marginal.items(), key=lambda kp: kp[1])
         if p < ACCEPT:
@@ -1395,11 +972,11 @@ class GameTracker:
         placed = self._placements.get(side, [])
         if self.state.to_place[side] or len(placed) < 2 or self._before_placing is None:
             return
-        old = next((q for q in self.questions if isinstance(q, _PlacementQuestion)
+        old = next((q for q in self.questions if isinstance(q, PlacementQuestion)
                     and q.side is side), None)
         origins = [cell for cell, *_ in placed]
         chosen = tuple(e.text.split()[2] for _c, e, _i, _k in placed)
-        q = _PlacementQuestion(side, origins, sorted(set(itertools.permutations(chosen))),
+        q = PlacementQuestion(side, origins, sorted(set(itertools.permutations(chosen))),
                                [e for _c, e, _i, _k in placed], [i for *_, i, _k in placed],
                                self._before_placing, chosen=chosen, watched=old is None)
         for cell, _e, _i, kinds in placed:
@@ -1628,7 +1205,7 @@ class GameTracker:
         attacker = self.state.units.get(parse_cell(mover)) if mover else None
         if attacker is None or attacker.side is side:
             return
-        q = next((q for q in self.questions if isinstance(q, _PlacementQuestion)
+        q = next((q for q in self.questions if isinstance(q, PlacementQuestion)
                   and q.side is attacker.side and self._origin.get(mover) in q.origins), None)
         if q is None:
             return
@@ -1654,7 +1231,7 @@ class GameTracker:
             if self._engine_card(key) == code:  # engine, belief and this look agree
                 self._agreed_at[key] = self._changes.get(key, 0)
         for key in cards_now:
-            if _zone(key) in reading.changed:
+            if zone_of(key) in reading.changed:
                 self._changes[key] = self._changes.get(key, 0) + 1
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
                     and self._agreed_at.get(key) == self._changes.get(key, 0):
@@ -1676,7 +1253,7 @@ class GameTracker:
             leaning = values.get(key) == UNREAD and read is not None and read.candidates \
                 and read.candidates[0][0] in looks
             if (values.get(key) in looks or leaning) \
-                    and values.get(unit) in (believed.get(unit), _UNSURE):
+                    and values.get(unit) in (believed.get(unit), NO_READING):
                 values[key] = code
 
     def _bare_looks(self, values: dict, cards_now: dict) -> None:
@@ -1693,7 +1270,7 @@ class GameTracker:
             cell, engine = key[:-5], self._engine_card(key)
             if values.get(f"{cell}.unit") is not None or parse_cell(cell) in self.state.units:
                 self._under_unit[key] = read
-            if read.card == engine or engine is None or not _may_be_same(read.card, engine) \
+            if read.card == engine or engine is None or not may_be_same(read.card, engine) \
                     or values.get(f"{cell}.unit") is not None \
                     or parse_cell(cell) in self.state.units:
                 self._seen_bare.pop(key, None)
@@ -1713,7 +1290,7 @@ class GameTracker:
             self._bare_tried.add((self.journal[entry], read.card))  # (once: a replay each)
             why = f"read as {engine} under its unit, and as {read.card} once bare: taken as " \
                 "that; check it"
-            question = next((q for q in self.questions if isinstance(q, _CardQuestion)
+            question = next((q for q in self.questions if isinstance(q, CardQuestion)
                              and q.entry == entry), None)
             if question is not None:  # an open one weighs its bare looks itself
                 if question.watched and self._settle(question, read.card, why):
@@ -1737,7 +1314,7 @@ class GameTracker:
         evidence.add([(engine, getattr(under, "confidence", ACCEPT))])
         evidence.new_look()
         evidence.add([(read.card, read.confidence)])
-        q = _CardQuestion(key, key[:-5], event, entry, self._start, list(CARDS), evidence,
+        q = CardQuestion(key, key[:-5], event, entry, self._start, list(CARDS), evidence,
                           engine, bare_look=True)
         ranked = dict(q.ranked())
         best = read.card if ranked.get(read.card, 0.0) >= ranked.get(engine, 0.0) else engine
@@ -1765,7 +1342,7 @@ class GameTracker:
 
     def _news_over_a_joker(self, values: dict, believed: dict, cards_now: dict) -> None:
         """A card read sure in the colour of the card believed under it is that card misread
-        (`_card_value`), unless the side of the unit seen on it could have laid it there (from
+        (`card_value`), unless the side of the unit seen on it could have laid it there (from
         that cell or one next door, once the turns the camera can't see are over) had the card
         under it been a joker the reader took for another: then it is news, and the move
         rewrites that card (`_joker_misread`)."""
@@ -1831,7 +1408,7 @@ class GameTracker:
         awaited = {f"init.{ev.side.value}" for ev in self.state.pending
                    if ev.verb is Verb.INITIATIVE}
         for key in awaited:
-            if _zone(key) in reading.changed:
+            if zone_of(key) in reading.changed:
                 self._pile_changed[key] = self._engine_card(key)
         for key, was in list(self._pile_changed.items()):
             if key not in awaited or self._engine_card(key) != was:
@@ -1846,7 +1423,7 @@ class GameTracker:
         for zone, card in reading.glimpses.items():
             if card is None or card.face_down:
                 continue
-            key = _card_key(zone)
+            key = card_key_of(zone)
             look = card.candidates or ([(card.card, card.confidence)] if card.card else [])
             if look:
                 self._glimpses.setdefault(key, []).append(look)
@@ -1912,7 +1489,7 @@ class GameTracker:
         if self._pending_question is not None:
             key, place, answers, evidence, snap, watched = self._pending_question
             self._pending_question = None
-            q = _CardQuestion(key, place, event, len(self.journal) - 1, snap, answers, evidence,
+            q = CardQuestion(key, place, event, len(self.journal) - 1, snap, answers, evidence,
                               event.text.split()[-1], watched=watched)
             # read bare from the start (no unit on it): later bare reads are the same look
             q.bare_look = key.startswith("init.") or parse_cell(key[:-5]) not in self.state.units
@@ -1941,7 +1518,7 @@ class GameTracker:
         ranked = evidence.ranked(legal.__contains__) if evidence else []
         # the rules rule out cards already seen; a card the game went on with in an open
         # question may not be there after all, so it is not ruled out when judging certainty
-        open_cards = {q.chosen: q for q in self.questions if isinstance(q, _CardQuestion)}
+        open_cards = {q.chosen: q for q in self.questions if isinstance(q, CardQuestion)}
         if open_cards and evidence is not None:
             # (also where the reads name no card allowed here: only a question's card)
             joint, rewritten = self._with_questions(evidence, legal, open_cards)
@@ -1969,7 +1546,7 @@ class GameTracker:
             # with an allowed card of the rank it read (it tells ranks apart far better than
             # suits), as an open question (val-s7: a KD under a rook read JS, JC or JD, JD
             # already laid; the move was lost and the game parted ways with the table)
-            code = _of_the_rank_read(evidence, legal)
+            code = of_the_rank_read(evidence, legal)
             if code is not None:
                 self._take_card(key, place, code, legal, evidence, watched=False)
                 return code, [f"no card the reader named is allowed on {place}: going on with "
@@ -2004,7 +1581,7 @@ class GameTracker:
             # read sure under its knight, its weaker reads leaning QS, into a QS)
             return False
         for card, p_here in raw:
-            if p_here < CONSISTENT or card in legal or card not in _ONCE:
+            if p_here < CONSISTENT or card in legal or card not in ONCE_IN_A_DECK:
                 continue
             entry = self._earlier(side, card)
             event = next((e for e in reversed(self.events) if entry is not None
@@ -2022,7 +1599,7 @@ class GameTracker:
             if share <= 0.5:
                 continue
             place = key[:-5] if key.endswith(".card") else f"{side}'s initiative pile"
-            q = _CardQuestion(key, place, event, entry, self._start, list(CARDS), looks.copy(),
+            q = CardQuestion(key, place, event, entry, self._start, list(CARDS), looks.copy(),
                               card, bare_look=True)
             if not self._choose(q, alternatives[0][0]):
                 continue
@@ -2112,7 +1689,7 @@ class GameTracker:
         Where the rules take `text` with the covered card as the joker, the action that laid
         it is rewritten to the joker and its event flagged, and `text` applied. Where the
         covered card is an open question, each answer its reads still weigh that `text` may
-        cover (`_CardQuestion.coverable_by`: the joker, a card of the other colour) is tried,
+        cover (`CardQuestion.coverable_by`: the joker, a card of the other colour) is tried,
         likeliest first, with the card laid free to make its own questions elsewhere give way
         (val-s35: black's QS, held by the question on its initiative pile, whose card was the
         other joker). Returns the action applied and the notes for this move, or None
@@ -2128,14 +1705,14 @@ class GameTracker:
             self._apply(parse_action(text))
             return text, [note]
         key = f"{cell}.card"
-        q = next((q for q in self.questions if isinstance(q, _CardQuestion) and q.key == key
+        q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
                   and q.chosen == misread and q.entry == self._last_laid_on(cell)), None)
         laid = text.split()[-1]
         if q is None or not q.coverable_by(laid):
             return None
         before, watched, went_with = q.chosen, q.watched, list(q.went_with)
         for alt, p in q.ranked():
-            if p < CONSISTENT or alt == before or _may_be_same(laid, alt) \
+            if p < CONSISTENT or alt == before or may_be_same(laid, alt) \
                     or not self._choose(q, alt):
                 continue
             try:
@@ -2213,7 +1790,7 @@ class GameTracker:
         as seen, then flagged with `why`) where the rules then take `text` (None: no action
         waits on it); else nothing changes."""
         old = self.journal[entry]
-        question = next((q for q in self.questions if isinstance(q, _CardQuestion)
+        question = next((q for q in self.questions if isinstance(q, CardQuestion)
                          and q.entry == entry), None)
         if question is not None:
             before = question.chosen
@@ -2243,7 +1820,7 @@ class GameTracker:
         nothing else refused black's last joker, and the game's last rounds with it). Returns
         the note for the players, or None (nothing changed)."""
         for q in self.questions:
-            if not isinstance(q, _CardQuestion) or q.chosen != card:
+            if not isinstance(q, CardQuestion) or q.chosen != card:
                 continue
             ranked = q.ranked()
             likely = [alt for alt, p in ranked if p >= CONSISTENT]
@@ -2284,8 +1861,8 @@ class GameTracker:
             if entry.split()[1] == "initiative":
                 drawn[entry.split()[0]] = i
         for q in self.questions:
-            if not (isinstance(q, _CardQuestion) and q.key.startswith("init.")
-                    and not q.watched and drawn.get(_owner(q)) == q.entry):
+            if not (isinstance(q, CardQuestion) and q.key.startswith("init.")
+                    and not q.watched and drawn.get(owner_of(q)) == q.entry):
                 continue  # (a card of an earlier round)
             was = q.chosen
             listed = [alt for alt, _p in q.ranked()]
@@ -2396,7 +1973,7 @@ class GameTracker:
         wrong: on s64, with a piece model fine-tuned in session 19, black's c5 was placed a
         king, sure, before a5 stood; a5 read a king too and the army made it the queen; the
         classifier learnt the swap and the game lost 24 moves)."""
-        unsure = {q.side for q in self.questions if isinstance(q, _PlacementQuestion)
+        unsure = {q.side for q in self.questions if isinstance(q, PlacementQuestion)
                   and (not q.watched or not q.backed())}
         return {CELL_NAMES[cell]: f"{u.side.value}-{u.kind}"
                 for cell, u in sorted(self.state.units.items()) if u.side not in unsure}
@@ -2414,14 +1991,14 @@ class GameTracker:
         top = self.state.top(parse_cell(place))
         return top.card.code if top else None
 
-    def _snapshot(self) -> _Snapshot:
-        return _Snapshot(_with_history(self.state), len(self.journal), dict(self._origin),
+    def _snapshot(self) -> Snapshot:
+        return Snapshot(_with_history(self.state), len(self.journal), dict(self._origin),
                          dict(self._arrived))
 
     def _placement_views(self, reading: TableReading, fresh: set[str]) -> None:
         """Fresh reads of units whose kinds are in question: one more look at each."""
         for q in self.questions:
-            if not isinstance(q, _PlacementQuestion):
+            if not isinstance(q, PlacementQuestion):
                 continue
             for name in fresh:
                 unit = self.state.units.get(parse_cell(name))
@@ -2443,8 +2020,8 @@ class GameTracker:
         changed = False
         decks = self._questions_by_deck()  # once per frame, not once per question
         for q in list(self.questions):
-            if q.watched and isinstance(q, _CardQuestion):
-                continue  # no new evidence comes to it (see `_CardQuestion.watched`)
+            if q.watched and isinstance(q, CardQuestion):
+                continue  # no new evidence comes to it (see `CardQuestion.watched`)
             ranked = q.ranked()
             if not ranked:
                 continue
@@ -2454,12 +2031,12 @@ class GameTracker:
                     changed = True
                     self._ask(q)
                 continue
-            if isinstance(q, _CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
-                p = min(p, _against_rivals(q, best, decks))
+            if isinstance(q, CardQuestion) and p >= FOLLOW:  # (below, nothing it could lower)
+                p = min(p, against_rivals(q, best, decks))
             if p < SWITCH:
                 # a placement goes on with its likeliest answer once that is LEAD times as
                 # likely as the one standing: every later removal names its kinds
-                ahead = isinstance(q, _PlacementQuestion) \
+                ahead = isinstance(q, PlacementQuestion) \
                     and p >= LEAD * dict(ranked).get(q.chosen, 0.0)
                 if best != q.chosen and (p >= FOLLOW or ahead):
                     changed |= self._choose(q, best)  # still asked, but the game follows
@@ -2468,12 +2045,12 @@ class GameTracker:
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
 
-    def _questions_by_deck(self) -> dict[str, list[_CardQuestion]]:
+    def _questions_by_deck(self) -> dict[str, list[CardQuestion]]:
         """Per deck (its owner), the card questions whose cards came from it."""
-        decks: dict[str, list[_CardQuestion]] = {}
+        decks: dict[str, list[CardQuestion]] = {}
         for q in self.questions:
-            if isinstance(q, _CardQuestion):
-                decks.setdefault(_owner(q), []).append(q)
+            if isinstance(q, CardQuestion):
+                decks.setdefault(owner_of(q), []).append(q)
         return decks
 
     def _settle(self, q, answer, why: str) -> bool:
@@ -2488,7 +2065,7 @@ class GameTracker:
         for e in q.events:
             e.question = None
             e.flags.append(why)
-        if isinstance(q, _PlacementQuestion):
+        if isinstance(q, PlacementQuestion):
             for e, side, _origin in self._removals:
                 if side is q.side:
                     e.question = None
@@ -2501,7 +2078,7 @@ class GameTracker:
         and their removals, which name the kind. A side's other units stay sure (val-s19,
         val-s58: a brutalchess king and queen seen nearly from above were read as each other
         at every later view; the pawns and rooks were never in doubt)."""
-        if isinstance(q, _CardQuestion):
+        if isinstance(q, CardQuestion):
             q.event.question = q.describe()
             return
         text, doubted = q.describe(), q.doubted()
@@ -2516,19 +2093,19 @@ class GameTracker:
         differs from the answer standing. False where the rules refuse it (answer dropped)."""
         if answer == q.chosen:
             return True
-        if isinstance(q, _CardQuestion):
+        if isinstance(q, CardQuestion):
             changes = {q.entry: _with_card(self.journal[q.entry], answer)}
         else:
             kind_of = dict(zip(q.origins, answer, strict=True))
             changes = {i: _with_kind(self.journal[i], kind_of) for i in q.entries}
         if not self._rewrite(q.snapshot, changes):
-            if isinstance(q, _CardQuestion):
+            if isinstance(q, CardQuestion):
                 q.answers = [c for c in q.answers if c != answer]
             else:
                 q.options = [o for o in q.options if o != answer]
             return False
         q.watched = False  # its answer changed: asked like any open question
-        if isinstance(q, _CardQuestion):
+        if isinstance(q, CardQuestion):
             old_code = q.chosen
             q.event.text = _with_card(q.event.text, answer)
             if self.beliefs[q.key].value == old_code and self._engine_card(q.key) == answer:
@@ -2547,13 +2124,13 @@ class GameTracker:
         q.chosen = answer
         return True
 
-    def _rewrite(self, snap: _Snapshot, changes: dict[int, str]) -> bool:
+    def _rewrite(self, snap: Snapshot, changes: dict[int, str]) -> bool:
         """Replay the journal from `snap` with some entries changed; False (and nothing
         changed) where the rules refuse the result."""
         if any(i < snap.entry for i in changes):  # a change the replay would not reach
             return False
         saved = (self.state, self.journal, self._origin, self._arrived,
-                 [(q, q.snapshot, _entries_of(q)) for q in self.questions])
+                 [(q, q.snapshot, entries_of(q)) for q in self.questions])
         old = self.journal
         self.state = _with_history(snap.state)
         self.journal = old[:snap.entry]
@@ -2573,12 +2150,12 @@ class GameTracker:
                     moved[i] = len(self.journal) - 1
             # the past may hold more or less filler now: the questions' actions moved with it
             for q in self.questions:
-                _set_entries(q, [moved[e] for e in _entries_of(q)])
+                set_entries(q, [moved[e] for e in entries_of(q)])
         except (RulesError, KeyError):
             self.state, self.journal, self._origin, self._arrived, snaps = saved
             for q, sn, entries in snaps:
                 q.snapshot = sn
-                _set_entries(q, entries)
+                set_entries(q, entries)
             return False
         return True
 
@@ -2624,11 +2201,11 @@ class GameTracker:
         """A player's action that answers an open question: settle it (None: it answers none)."""
         words = action_text.split()
         for q in list(self.questions):
-            if isinstance(q, _CardQuestion) and q.event.text.split()[:-1] == words[:-1]:
+            if isinstance(q, CardQuestion) and q.event.text.split()[:-1] == words[:-1]:
                 if not self._settle(q, words[-1], "confirmed by a player"):
                     raise RulesError(f"the rules refuse {action_text} there")
                 return q.event
-            if isinstance(q, _PlacementQuestion) and len(words) == 4 and \
+            if isinstance(q, PlacementQuestion) and len(words) == 4 and \
                     words[:2] == [q.side.value, "place"] and words[3] in q.origins:
                 i = q.origins.index(words[3])
                 fits = [o for o in q.options if o[i] == words[2]]

@@ -321,7 +321,7 @@ def test_a_card_already_seen_is_ruled_out(seed):
 
 
 def test_evidence_is_averaged_not_multiplied():
-    from scanner.tracker import CardEvidence
+    from scanner.observations import CardEvidence
 
     e = CardEvidence()
     for _ in range(10):  # ten looks at the same pixels
@@ -485,12 +485,12 @@ def test_a_removal_is_a_view_of_the_attacker_s_kind(seed, step, ranged):
     pawn, orthogonally by a melee unit, from afar only by a queen's Mystic Blast."""
     from engines.royal_battles import CELL_NAMES
     from engines.royal_battles.units import UNIT_KINDS
-    from scanner.tracker import _PlacementQuestion
+    from scanner.open_questions import PlacementQuestion
 
     steps = record_game(seed)
     first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
     tracker, (_k1, c1), _ = _set_up_leaning_the_wrong_way(steps, first_round, True)
-    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    q = next(q for q in tracker.questions if isinstance(q, PlacementQuestion))
     f, r = parse_cell(c1) % 7, parse_cell(c1) // 7  # (home rank: the board is above it)
     f = f + step[0] if f + step[0] < 7 else f - step[0]
     target = CELL_NAMES[(r + step[1]) * 7 + f]
@@ -536,14 +536,14 @@ def test_a_standing_card_misread_in_its_own_colour_is_not_a_new_card(seed):
 
 def test_a_read_leaning_to_the_other_colour_is_news():
     from scanner.detections import CardReading
-    from scanner.tracker import UNREAD, _card_value
+    from scanner.observations import UNREAD, card_value
 
     leaning = CardReading(card=None, confidence=0.6, candidates=[("9S", 0.6), ("8D", 0.3)])
-    assert _card_value(leaning, "8D") == UNREAD  # a black card may cover a red one
-    assert _card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "8D") == "8D"
+    assert card_value(leaning, "8D") == UNREAD  # a black card may cover a red one
+    assert card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "8D") == "8D"
     # an initiative card may be laid over any card
-    assert _card_value(CardReading(card="9D", confidence=0.99), "8D", board=False) == "9D"
-    assert _card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "JK") == UNREAD
+    assert card_value(CardReading(card="9D", confidence=0.99), "8D", board=False) == "9D"
+    assert card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "JK") == UNREAD
 
 
 def _moves_seen_in_steps(steps):
@@ -627,7 +627,7 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
 
 
 def test_looks_at_different_pixels_add_up_reads_of_one_look_do_not():
-    from scanner.tracker import CardEvidence
+    from scanner.observations import CardEvidence
 
     under_a_piece = [("7H", 0.36), ("5H", 0.27)]
     e = CardEvidence()
@@ -700,12 +700,13 @@ def test_an_open_placement_follows_its_likeliest_answer_before_it_is_sure():
     """Set-up kinds lean the wrong way between two cells; later views lean the right way,
     enough to make it the likelier answer but not enough to settle it: the game goes on with
     the likelier answer (the log rewritten), and the question stays open."""
-    from scanner.tracker import FOLLOW, SWITCH, _PlacementQuestion
+    from scanner.observations import FOLLOW, SWITCH
+    from scanner.open_questions import PlacementQuestion
 
     steps = record_game(3)
     first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
     tracker, (k1, c1), (k2, c2) = _set_up_leaning_the_wrong_way(steps, first_round, True)
-    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    q = next(q for q in tracker.questions if isinstance(q, PlacementQuestion))
     wrong = q.chosen
     for origin, kind, other in ((c1, k1, k2), (c2, k2, k1)):  # one more view of each
         q.add_view(origin, "a cell it moved to", {kind: 0.85, other: 0.15})
@@ -722,12 +723,13 @@ def test_an_open_placement_follows_an_answer_twice_as_likely_as_the_standing_one
     """Below FOLLOW, a placement goes on with its likeliest answer once that is LEAD times as
     likely as the one standing (session 17, s51: black's kinds, read swapped at set-up, were
     likeliest right at 49 % and the game kept the swapped ones)."""
-    from scanner.tracker import FOLLOW, LEAD, _PlacementQuestion
+    from scanner.observations import FOLLOW, LEAD
+    from scanner.open_questions import PlacementQuestion
 
     steps = record_game(3)
     first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
     tracker, (k1, c1), (k2, c2) = _set_up_leaning_the_wrong_way(steps, first_round, True)
-    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    q = next(q for q in tracker.questions if isinstance(q, PlacementQuestion))
     wrong = q.chosen
     for look in range(40):  # further views, each a little the right way, until it is LEAD
         for origin, kind, other in ((c1, k1, k2), (c2, k2, k1)):
@@ -1044,7 +1046,7 @@ def test_a_glimpse_of_the_covered_card_is_no_look_at_the_card_laid_over_it(seed)
     (val-s19: an 8D glimpsed while black laid an AS on it made the AS's reads 96 % 8D, and
     AS read 97 % stayed open to the end)."""
     from scanner.detections import CardReading
-    from scanner.tracker import _CardQuestion
+    from scanner.open_questions import CardQuestion
 
     steps = record_game(seed)
     acts = [a for a, _pos in steps]
@@ -1064,7 +1066,7 @@ def test_a_glimpse_of_the_covered_card_is_no_look_at_the_card_laid_over_it(seed)
             c.card = CardReading(card=None, confidence=0.8, candidates=[(laid, 0.8)])
 
     tracker = _track(steps[:i + 1], seed, edit)
-    q = next(q for q in tracker.questions if isinstance(q, _CardQuestion)
+    q = next(q for q in tracker.questions if isinstance(q, CardQuestion)
              and q.event.text == acts[i])
     assert covered not in dict(q.evidence.ranked())
     assert q.ranked()[0][0] == laid
@@ -1112,14 +1114,9 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     """Black's AS went on (flagged) at c3; black's initiative pile then reads AS 81 %, which
     the rules rule out, so the pile went on with AC. Within its answers AC is 'sure', but the
     read is of AS, which may be the card that lies here after all: no settling on it."""
-    from scanner.tracker import (
-        FOLLOW,
-        SWITCH,
-        CardEvidence,
-        TableEvent,
-        _against_rivals,
-        _CardQuestion,
-    )
+    from scanner.observations import FOLLOW, SWITCH, CardEvidence
+    from scanner.open_questions import CardQuestion, against_rivals
+    from scanner.tracker import TableEvent
 
     tracker = GameTracker()
     cards = ["AC", "AS", "AH", "AD", "2C"]
@@ -1127,7 +1124,7 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
     def question(key, text, reads, chosen, answers, watched=False):
         e = CardEvidence()
         e.add(reads)
-        q = _CardQuestion(key, key, TableEvent(0, text, "move"), 0, None, answers, e, chosen,
+        q = CardQuestion(key, key, TableEvent(0, text, "move"), 0, None, answers, e, chosen,
                           watched=watched)
         tracker.questions.append(q)
         return q
@@ -1138,11 +1135,11 @@ def test_reads_of_a_card_another_question_went_on_with_do_not_settle_a_question(
                     [c for c in cards if c != "AS"])
     assert pile.ranked()[0] == ("AC", pytest.approx(1.0, abs=0.01))  # the rules alone
     # (weighed with c3's reads, which name AS surer than the pile's do, AC is 73 % here)
-    assert _against_rivals(pile, "AC", tracker._questions_by_deck()) < FOLLOW
+    assert against_rivals(pile, "AC", tracker._questions_by_deck()) < FOLLOW
     assert not tracker._settle_questions() and pile in tracker.questions
     # the other player's AS is no rival: white's deck has its own
     tracker.questions[0].event.text = "white move b4-c3 AS"
-    assert _against_rivals(pile, "AC", tracker._questions_by_deck()) >= SWITCH
+    assert against_rivals(pile, "AC", tracker._questions_by_deck()) >= SWITCH
 
 
 def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_together():
@@ -1150,7 +1147,9 @@ def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_togeth
     could hold the other's card, but both places can't hold the same one, and the pair the
     reads make likeliest is 98 % sure (session 18, s42), so both settle."""
     from engines.royal_battles.cards import CARDS
-    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
+    from scanner.observations import SWITCH, CardEvidence
+    from scanner.open_questions import CardQuestion, against_rivals
+    from scanner.tracker import TableEvent
 
     tracker = GameTracker()
     sevens = [c for c in CARDS if c not in ("7C", "7S")]
@@ -1158,7 +1157,7 @@ def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_togeth
     def question(key, text, reads, chosen):
         e = CardEvidence()
         e.add(reads)
-        q = _CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
+        q = CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
                           sevens + [chosen], e, chosen)
         tracker.questions.append(q)
         return q
@@ -1167,15 +1166,15 @@ def test_two_questions_each_read_a_little_as_the_other_s_card_are_weighed_togeth
     second = question("d3.card", "white move d2-d3 7S", [("7S", 0.9), ("7C", 0.1)], "7S")
     decks = tracker._questions_by_deck()
     assert second.evidence.ranked()[0][1] < SWITCH  # neither alone
-    assert _against_rivals(first, "7C", decks) >= SWITCH
-    assert _against_rivals(second, "7S", decks) >= SWITCH
+    assert against_rivals(first, "7C", decks) >= SWITCH
+    assert against_rivals(second, "7S", decks) >= SWITCH
     tracker._settle_questions()
     assert tracker.questions == []
     assert all(any("settled on later looks" in f for f in q.event.flags) for q in (first, second))
     # black's 7C is no rival of white's 7S
     third = question("init.black", "black initiative 7C", [("7C", 0.85), ("7S", 0.15)], "7C")
     fourth = question("e3.card", "white move d2-e3 7S", [("7S", 0.9), ("7C", 0.1)], "7S")
-    assert _against_rivals(fourth, "7S", tracker._questions_by_deck()) == pytest.approx(
+    assert against_rivals(fourth, "7S", tracker._questions_by_deck()) == pytest.approx(
         fourth.ranked()[0][1])
     assert third in tracker.questions
 
@@ -1185,14 +1184,16 @@ def test_a_deck_s_two_jokers_do_not_hold_each_other_open():
     jokers, not rivals for one card (val-s19: white's two initiative jokers held each other
     at 50 % to the game's end); two reads of one single card still are."""
     from engines.royal_battles.cards import CARDS
-    from scanner.tracker import SWITCH, CardEvidence, TableEvent, _against_rivals, _CardQuestion
+    from scanner.observations import SWITCH, CardEvidence
+    from scanner.open_questions import CardQuestion, against_rivals
+    from scanner.tracker import TableEvent
 
     tracker = GameTracker()
 
     def question(key, text, reads, chosen):
         e = CardEvidence()
         e.add(reads)
-        q = _CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
+        q = CardQuestion(key, key, TableEvent(0, text, "initiative"), 0, None,
                           list(CARDS), e, chosen)
         tracker.questions.append(q)
         return q
@@ -1200,14 +1201,14 @@ def test_a_deck_s_two_jokers_do_not_hold_each_other_open():
     first = question("init.white", "white initiative JK", [("JK", 0.99), ("QS", 0.01)], "JK")
     second = question("d3.card", "white move d2-d3 JK", [("JK", 0.99), ("KC", 0.01)], "JK")
     decks = tracker._questions_by_deck()
-    assert _against_rivals(first, "JK", decks) >= SWITCH
-    assert _against_rivals(second, "JK", decks) >= SWITCH
+    assert against_rivals(first, "JK", decks) >= SWITCH
+    assert against_rivals(second, "JK", decks) >= SWITCH
     # the same for a card the deck holds once: the two places can't both hold it
     third = question("init.black", "black initiative QS", [("QS", 0.99), ("JK", 0.01)], "QS")
     fourth = question("e3.card", "black move d2-e3 QS", [("QS", 0.99), ("KS", 0.01)], "QS")
     decks = tracker._questions_by_deck()
-    assert _against_rivals(third, "QS", decks) < 0.9
-    assert _against_rivals(fourth, "QS", decks) < 0.9
+    assert against_rivals(third, "QS", decks) < 0.9
+    assert against_rivals(fourth, "QS", decks) < 0.9
 
 
 def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
@@ -1217,7 +1218,7 @@ def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
     journal grows. The later question still points at its own action, so answering it
     rewrites that action and nothing else."""
 
-    from scanner.tracker import _CardQuestion
+    from scanner.open_questions import CardQuestion
 
     seed = 16
     steps = record_game(seed)
@@ -1234,7 +1235,7 @@ def test_an_answer_that_adds_filler_keeps_later_questions_in_step():
         _blur_card(frame, cell, code, [(code, 0.6), ("JK", 0.4)])
         tracker.update(frame)
     later = next(q for q in tracker.questions
-                 if isinstance(q, _CardQuestion) and q.key == f"{cell}.card")
+                 if isinstance(q, CardQuestion) and q.key == f"{cell}.card")
     before = len(tracker.journal)
     tracker.confirm(f"white initiative {other}")
     assert len(tracker.journal) > before  # the tie's redraw became a round played out
@@ -1275,12 +1276,12 @@ def test_placed_units_leave_out_a_side_whose_placement_is_in_question():
     """What the piece classifier may adapt from: every unit where the game placed it, but not
     the units of a side whose kinds are still an open question (they might teach it the wrong
     look)."""
-    from scanner.tracker import _PlacementQuestion
+    from scanner.open_questions import PlacementQuestion
 
     steps, first_round, sure, want = _set_up_read_right()
     assert sure.placed_units() == want and len(want) == 8
     unsure, *_ = _set_up_leaning_the_wrong_way(steps, first_round)
-    assert any(isinstance(q, _PlacementQuestion) for q in unsure.questions)
+    assert any(isinstance(q, PlacementQuestion) for q in unsure.questions)
     assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
 
@@ -1303,12 +1304,12 @@ def test_placed_units_leave_out_a_side_whose_watched_placement_its_views_now_dou
     learn the set from it. With a piece model fine-tuned in session 19, s64's black c5 was
     placed a king before a5 stood, a5 read a king too, and adapting from that swap cost 24
     moves."""
-    from scanner.tracker import _PlacementQuestion
+    from scanner.open_questions import PlacementQuestion
 
     _, _, tracker, want = _set_up_read_right()
     assert tracker.placed_units() == want
     q = next(q for q in tracker.questions
-             if isinstance(q, _PlacementQuestion) and q.side is Side.WHITE)
+             if isinstance(q, PlacementQuestion) and q.side is Side.WHITE)
     assert q.watched and q.backed()
     kind_of = dict(zip(q.origins, q.chosen, strict=True))
     c1 = q.origins[0]
@@ -2066,9 +2067,10 @@ def test_a_units_views_from_many_cells_are_tempered():
     king and queen from above, read as each other at 17 later views): four views of each unit
     leaning 70/30 leave the placement asked, where as independent witnesses they would have
     settled it at 99.9 %."""
-    from scanner.tracker import SWITCH, _PlacementQuestion
+    from scanner.observations import SWITCH
+    from scanner.open_questions import PlacementQuestion
 
-    q = _PlacementQuestion(Side.WHITE, ["c1", "e1"], [("king", "queen"), ("queen", "king")],
+    q = PlacementQuestion(Side.WHITE, ["c1", "e1"], [("king", "queen"), ("queen", "king")],
                            [], [], None, chosen=("king", "queen"))
     for i in range(4):
         q.add_view("c1", f"cell {i}", {"queen": 0.7, "king": 0.3})
@@ -2078,12 +2080,13 @@ def test_a_units_views_from_many_cells_are_tempered():
 
 
 def test_an_open_placement_asks_only_the_units_in_doubt_and_their_removals():
-    from scanner.tracker import TableEvent, _PlacementQuestion
+    from scanner.open_questions import PlacementQuestion
+    from scanner.tracker import TableEvent
 
     steps = record_game(3)
     first_round = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
     tracker, (k1, c1), (k2, c2) = _set_up_leaning_the_wrong_way(steps, first_round, lean=0.5)
-    q = next(q for q in tracker.questions if isinstance(q, _PlacementQuestion))
+    q = next(q for q in tracker.questions if isinstance(q, PlacementQuestion))
     assert q.doubted() == {c1, c2}
     sure = next(c for c in q.origins if c not in (c1, c2))
     gone = {c: TableEvent(100, f"white {k} removed d3", "removed") for c, k in
@@ -2101,13 +2104,15 @@ def test_an_open_placement_asks_only_the_units_in_doubt_and_their_removals():
 def test_a_card_question_says_so_when_none_of_its_looks_can_lie_there():
     """val-s35: a pile's card read QS 47 % or JC 41 %, both seen elsewhere later: the game
     went on with another card, and the question listed nothing ("it looks like: ")."""
-    from scanner.tracker import CardEvidence, TableEvent, _CardQuestion
+    from scanner.observations import CardEvidence
+    from scanner.open_questions import CardQuestion
+    from scanner.tracker import TableEvent
 
     ev = CardEvidence()
     ev.add([("QS", 0.47), ("JC", 0.41)])
 
-    def question(answers: list[str]) -> _CardQuestion:
-        return _CardQuestion("init.black", "black's initiative pile",
+    def question(answers: list[str]) -> CardQuestion:
+        return CardQuestion("init.black", "black's initiative pile",
                              TableEvent(1, "black initiative 3H", "initiative"), 0, None,
                              answers, ev, answers[0])
 
@@ -2116,7 +2121,7 @@ def test_a_card_question_says_so_when_none_of_its_looks_can_lie_there():
     assert "going on with 3H; it looked like QS 47%, JC 41%" in said
     assert said.endswith("none of which can lie there now")
     assert question(["3H"]).describe().count("it looks like") == 0
-    empty = _CardQuestion("init.black", "black's initiative pile",
+    empty = CardQuestion("init.black", "black's initiative pile",
                           TableEvent(1, "black initiative 3H", "initiative"), 0, None, ["3H"],
                           CardEvidence(), "3H")
     assert empty.describe().endswith("the camera could not read it")
