@@ -59,3 +59,18 @@ def test_taught_examples_keep_the_teachers_answers_and_the_rest_learn_labels():
     assert learnt > 0.5 and learnt_alone > 0.5  # both learnt the untaught cells' labels
     assert drift_alone > 0.5  # without the teacher the other cells' answers moved too ...
     assert drift < drift_alone / 2  # ... with it they stayed near the teacher's (0.52 vs 1.84)
+
+
+def test_defocus_blurs_the_share_asked_and_leaves_the_rest():
+    """`--defocus P`: that share of a batch is blurred hard (sigma 1-2.5 px), the rest not."""
+    from models.pieces.train import _defocus
+
+    gen = torch.Generator().manual_seed(3)
+    x = torch.rand(400, 3, 96, 64)
+    assert torch.equal(_defocus(x, gen, 0.0), x)
+    y = _defocus(x, gen, 0.5)
+    changed = (y - x).abs().flatten(1).amax(1) > 0
+    assert 150 < int(changed.sum()) < 250
+    # a blur of sigma >= 1 takes most of the pixel noise away
+    assert float(y[changed].std()) < 0.5 * float(x.std())
+    assert torch.equal(y[~changed], x[~changed])

@@ -28,8 +28,34 @@ TOP_DOWN_SEED0 = 600_000  # scenes seen from above (`--top-down-scenes`) start h
 TOP_DOWN = (70.0, 90.0)  # their camera elevation, degrees
 
 
-def _augment(x, gen):
-    """Photometric and small geometric changes on a batch (N x 3 x H x W, 0..1)."""
+def _defocus(x, gen, p: float):
+    """Blur a share `p` of a batch (N x 3 x H x W) as a webcam out of focus or in low light
+    does, far past `_augment`'s mild blur: a Gaussian of sigma 1-2.5 crop pixels (session 28:
+    the validation games' pieces seen from above are that soft, the renders' are sharp)."""
+    import torch
+    from torch.nn import functional as F
+
+    pick = torch.rand(x.shape[0], generator=gen) < p
+    if not pick.any():
+        return x
+    x = x.clone()
+    sigma = 1.0 + 1.5 * torch.rand(x.shape[0], generator=gen)
+    for lo in (1.0, 1.5, 2.0):  # three kernels, each for its third of the sigmas
+        m = pick & (sigma >= lo) & (sigma < lo + 0.5 + (lo == 2.0))
+        if not m.any():
+            continue
+        r = torch.arange(-4, 5, dtype=torch.float32)
+        k = torch.exp(-r ** 2 / (2 * (lo + 0.25) ** 2))
+        k = k / k.sum()
+        xb = F.pad(x[m], (4, 4, 4, 4), mode="replicate")
+        xb = F.conv2d(xb, k.view(1, 1, 1, 9).expand(3, 1, 1, 9), groups=3)
+        x[m] = F.conv2d(xb, k.view(1, 1, 9, 1).expand(3, 1, 9, 1), groups=3)
+    return x
+
+
+def _augment(x, gen, defocus: float = 0.0):
+    """Photometric and small geometric changes on a batch (N x 3 x H x W, 0..1); `defocus`:
+    the share blurred hard (`_defocus`)."""
     import torch
     from torch.nn import functional as F
 
@@ -67,13 +93,15 @@ def _augment(x, gen):
         xb = F.conv2d(F.pad(x[blur], (1, 1, 1, 1), mode="replicate"), k2, groups=3)
         x = x.clone()
         x[blur] = xb
+    x = _defocus(x, gen, defocus)
     x = x + 0.02 * torch.rand(n, 1, 1, 1, generator=gen) * torch.randn(x.shape, generator=gen)
     return x.clamp(0, 1)
 
 
 def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128,
           lr: float = 3e-3, init: Path | None = None, log=print,
-          teacher: Path | None = None, taught: np.ndarray | None = None):
+          teacher: Path | None = None, taught: np.ndarray | None = None,
+          defocus: float = 0.0):
     """`teacher` (an exported model) with `taught` (a mask over X): those examples are learnt
     from the teacher's answers on the same augmented crop (its class probabilities and its
     embedding) instead of their labels, so the new model keeps the teacher's behaviour there
@@ -115,7 +143,7 @@ def train(X: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 128
         for i in range(0, len(idx), batch):
             b = idx[i:i + batch]
             xb = Xt[b].permute(0, 3, 1, 2).float() / 255
-            xb = _augment(xb, gen)
+            xb = _augment(xb, gen, defocus)
             logits, emb, _, feats = net(xb)
             if teach is None:
                 loss = F.cross_entropy(logits, yt[b], label_smoothing=0.05)
@@ -218,6 +246,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="an exported model whose answers the rendered crops are learnt from "
                          "(the real crops still from their labels): keeps its behaviour on "
                          "renders while learning real photos")
+    ap.add_argument("--defocus", type=float, default=0.0,
+                    help="share of training crops blurred hard (sigma 1-2.5 px), as a webcam "
+                    "out of focus or in low light sees pieces")
     ap.add_argument("--epochs", type=int, default=14)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
@@ -310,7 +341,7 @@ def run(args) -> int:
         tr = CropSet.concat([tr] + [real] * args.real_repeat)
     print(f"train crops: {len(tr.y)}; per class {np.bincount(tr.y).tolist()}")
     net = train(tr.X, tr.y, args.epochs, args.seed, lr=args.lr, init=args.init,
-                teacher=args.teacher, taught=tr.piece_set != "real")
+                teacher=args.teacher, taught=tr.piece_set != "real", defocus=args.defocus)
     export(net, args.out)
     size = args.out.stat().st_size
     print(f"wrote {args.out} ({size / 1e6:.2f} MB)")
