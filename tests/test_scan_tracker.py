@@ -994,6 +994,38 @@ def test_a_card_read_sure_gives_way_when_its_deck_turns_it_up_again(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def test_an_earlier_sure_read_stands_while_the_later_place_names_a_card_it_may_be():
+    """As above, but the pile's reads also name, at 35 %, a card the rules allow there: the
+    past is not doubted on a read that has an answer of its own (val-s7: a pile read JC 36 %,
+    JS 25 %, JK 16 % would have turned a JS read sure under its knight into a QS)."""
+    from engines.royal_battles.cards import CARDS
+    from scanner.detections import CardReading
+
+    seed = 1
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    i = next(i for i, a in enumerate(acts) if a.split()[:2] == ["white", "move"]
+             and a.split()[3] != "JK")
+    cell, laid = acts[i].split()[2].split("-")[1], acts[i].split()[3]
+    red = laid[-1] in "HD"
+    seen = {a.split()[-1] for a in acts if a.startswith("white ")}  # white's deck's cards
+    x = next(b.split()[-1] for b in acts[i + 1:] if b.split()[:2] == ["white", "initiative"]
+             and b.split()[-1] not in (laid, "JK") and (b.split()[-1][-1] in "HD") == red
+             and not any(a.split()[-1] == b.split()[-1] for a in acts if " move " in a))
+    other = next(c for c in CARDS if c not in seen and c != "JK")  # never drawn: allowed
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid:
+            c.card = CardReading(card=x, confidence=0.999, candidates=[(laid, 0.7), (x, 0.3)])
+        _blur_initiative(frame, "white", x, [(x, 0.6), (other, 0.35)])
+
+    tracker = _track(steps, seed, edit)
+    event = next(e for e in tracker.events if e.text.split()[:3] == acts[i].split()[:3])
+    assert event.text.split()[-1] == x
+    assert not any("turned up again" in f for e in tracker.events for f in e.flags)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_question_whose_next_answer_turned_up_elsewhere_takes_the_one_after(seed):
     """White lays Y, read unsure as Z 60 %, W 30 %, Y 9 %: the game goes on with Z. Later
