@@ -1307,8 +1307,9 @@ class GameTracker:
         read 4H at 99.9 %, bare 6H at 99.98 %; val-s7: a berlin JS under a knight read JS at
         99.8 %, bare QS at 99.9 %, and rewriting it to the bare read was a spurious move."""
         event = next((e for e in reversed(self.events) if e.text == self.journal[entry]), None)
-        if event is None:
+        if event is None or self._confirmed_by_a_player(entry):
             return False
+        self._laid_looks.pop(id(event), None)  # a question now: its answer is the players'
         under = self._under_unit.get(key)
         evidence = CardEvidence()
         evidence.add([(engine, getattr(under, "confidence", ACCEPT))])
@@ -1586,7 +1587,8 @@ class GameTracker:
             entry = self._earlier(side, card)
             event = next((e for e in reversed(self.events) if entry is not None
                           and e.text == self.journal[entry] and e.question is None), None)
-            if event is None or id(event) not in self._laid_looks:
+            if event is None or id(event) not in self._laid_looks \
+                    or self._confirmed_by_a_player(entry):
                 continue
             key, looks = self._laid_looks[id(event)]
             there = looks.ranked()
@@ -1785,10 +1787,19 @@ class GameTracker:
             return None
         return f"the earlier {card} of this deck was read wrong: {twin}; check it"
 
+    def _confirmed_by_a_player(self, entry: int) -> bool:
+        """Whether journal `entry` is an action a player entered or settled: what the players
+        said is never rewritten from what the camera saw later."""
+        return any(e.text == self.journal[entry]
+                   and any(f.startswith("confirmed by a player") for f in e.flags)
+                   for e in self.events)
+
     def _rewrite_card(self, entry: int, code: str, text: str | None, why: str) -> bool:
         """Rewrite the card of journal `entry` (an open question's answer, or an event taken
         as seen, then flagged with `why`) where the rules then take `text` (None: no action
-        waits on it); else nothing changes."""
+        waits on it); else nothing changes. A player's word is never rewritten."""
+        if self._confirmed_by_a_player(entry):
+            return False
         old = self.journal[entry]
         question = next((q for q in self.questions if isinstance(q, CardQuestion)
                          and q.entry == entry), None)

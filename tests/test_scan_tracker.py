@@ -924,6 +924,37 @@ def test_a_card_read_under_its_unit_is_read_again_once_bare(seed, laid, left, un
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def test_a_card_a_player_confirmed_is_never_rewritten_from_later_looks():
+    """A movement card read 93 % as its twin under its unit goes on (flagged, watched); a
+    player confirms that twin. Once the unit has left, the card reads sure as itself, bare:
+    what the players said stands (nothing they entered is ever lost), unasked."""
+    from scanner.detections import CardReading
+
+    seed, laid, left = 4, 27, 42
+    steps = record_game(seed)[:left + 12]
+    words = steps[laid][0].split()
+    cell, card = words[2].split("-")[1], words[3]
+    twin = card[:-1] + {"C": "S", "S": "C", "D": "H", "H": "D"}[card[-1]]
+    said = " ".join(words[:3] + [twin])
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    confirmed = False
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == card and not frame.occluded \
+                and c.piece is not None and c.piece.piece not in (None, "empty"):
+            c.card = CardReading(card=None, confidence=0.93, candidates=[(twin, 0.93),
+                                                                        (card, 0.07)])
+        tracker.update(frame)
+        if not confirmed and any(e.text == said for e in tracker.events):
+            tracker.confirm(said)
+            confirmed = True
+    assert confirmed
+    event = next(e for e in tracker.events if e.text.split()[:3] == words[:3])
+    assert event.text == said and event.question is None, (event.text, event.flags)
+    assert any(f.startswith("confirmed by a player") for f in event.flags)
+    assert not any("once bare" in f for f in event.flags)
+
+
 @pytest.mark.parametrize("seed,laid,left", [(4, 27, 42), (7, 61, 118)])
 def test_a_card_read_sure_under_its_unit_and_sure_otherwise_bare_is_asked(seed, laid, left):
     """A movement card reads right and sure under its unit (99.8 %), and once the unit has
