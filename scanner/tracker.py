@@ -25,6 +25,10 @@ distinct changes in a row that nothing explains, the tracker takes the units' ce
 cards from the table as it is believed (a "re-read" event, flagged for the players to check),
 and reads the game on from there.
 
+What one frame says and how reads add up (`Belief`, `CardEvidence`, the levels of belief such
+as ACCEPT) is in `observations.py`; the open questions (`CardQuestion`, `PlacementQuestion`)
+in `open_questions.py`; this module interprets settled changes against the engine.
+
 Changes to the tracker are chosen on the validation games (`royal-table scan validation`: decks
 and piece sets the fixtures do not use); the committed fixtures, three of them held out, only
 report (session 20: fixes made one fixture failure at a time had fitted the tracker to them).
