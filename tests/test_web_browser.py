@@ -3,7 +3,7 @@
 Starts `royal-table serve` on a fixture video, waits for the board, plays the set-up through
 the page's own forms, picks a legal move from the tapped hand, resolves the proposed attack,
 checks the Army Record, reloads and finds it kept, and saves a screenshot (into the test's tmp
-dir; into docs/webui-screenshot.png with ROYAL_TABLE_UPDATE_SCREENSHOT=1, so runs keep the tree
+dir; into webui/table/screenshot.png with ROYAL_TABLE_UPDATE_SCREENSHOT=1, so runs keep the tree
 clean).
 """
 
@@ -25,7 +25,7 @@ from webui.serve_cli import bundled_video
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
-DOCS_SCREENSHOT = ROOT / "docs" / "webui-screenshot.png"
+DOCS_SCREENSHOT = ROOT / "webui" / "table" / "screenshot.png"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run",
         "--disable-dev-shm-usage"]

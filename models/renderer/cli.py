@@ -109,5 +109,5 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--stills-only", action="store_true")
     p.set_defaults(handler=_fixtures)
     p = sub.add_parser("contact-sheet", help="renders beside real photographs (PNG)")
-    p.add_argument("--out", default="docs/contact-sheet.png")
+    p.add_argument("--out", default="models/renderer/contact-sheet.png")
     p.set_defaults(handler=_contact)
