@@ -134,8 +134,11 @@ class Profile:
             )
         except ProfileError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise ProfileError(f"malformed profile: {exc!r}") from None
+        except KeyError as exc:
+            raise ProfileError(f"malformed profile: no {exc.args[0]!r} (a profile that "
+                               "`royal-table calibrate` writes has it)") from None
+        except (TypeError, ValueError, IndexError) as exc:
+            raise ProfileError(f"malformed profile: {exc}") from None
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")

@@ -109,7 +109,10 @@ def test_profile_errors(tmp_path):
     with pytest.raises(ProfileError, match="3x3"):
         Profile.load(bad)
     bad.write_text(json.dumps({"image_size": [10, 10]}))
-    with pytest.raises(ProfileError, match="malformed"):
+    with pytest.raises(ProfileError, match="malformed profile: no 'homography'"):
+        Profile.load(bad)
+    bad.write_text(json.dumps({"homography": np.eye(3).tolist(), "image_size": "wide"}))
+    with pytest.raises(ProfileError, match="malformed profile: invalid literal"):
         Profile.load(bad)
     bad.write_text("[1, 2]")
     with pytest.raises(ProfileError, match="object"):
