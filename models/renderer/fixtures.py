@@ -33,6 +33,18 @@ VALIDATION_GAMES = {
     "val-s47-orell-dreamchess": (47, 1247, "gnome-orell", "dreamchess"),
     "val-s58-nicu-brutalchess": (58, 1358, "kde-nicu-white", "brutalchess"),
 }
+# a second set of six, filmed in session 28 after that session's tracker changes had been
+# chosen on the six above, to check they carry to games they were not chosen on (they did:
+# session 27's tracker 442/545 moves with 16 spurious, session 28's 474 with 9); the same
+# validation decks and training piece sets, other games, cameras and tables
+VALIDATION_GAMES_2 = {
+    "xv-s71-berlin-brutalchess": (71, 7171, "gnome-berlin", "brutalchess"),
+    "xv-s83-orell-tokens": (83, 8383, "gnome-orell", "paper-token"),
+    "xv-s97-nicu-dreamchess": (97, 9797, "kde-nicu-white", "dreamchess"),
+    "xv-s103-berlin-dreamchess": (103, 10303, "gnome-berlin", "dreamchess"),
+    "xv-s111-orell-brutalchess": (111, 11111, "gnome-orell", "brutalchess"),
+    "xv-s127-nicu-tokens": (127, 12727, "kde-nicu-white", "paper-token"),
+}
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
 
