@@ -2089,11 +2089,46 @@ class GameTracker:
                 ahead = isinstance(q, PlacementQuestion) \
                     and p >= LEAD * dict(ranked).get(q.chosen, 0.0)
                 if best != q.chosen and (p >= FOLLOW or ahead):
-                    changed |= self._choose(q, best)  # still asked, but the game follows
+                    # still asked, but the game follows; where another question of the deck
+                    # holds that card, the two may trade
+                    changed |= self._choose(q, best) or (
+                        isinstance(q, CardQuestion) and p >= FOLLOW and self._trade(q, best))
                 self._ask(q)
                 continue
             changed |= self._settle(q, best, f"settled on later looks ({p:.0%}): check it")
         return changed
+
+    def _trade(self, q: CardQuestion, best: str) -> bool:
+        """Question `q` reads likeliest `best`, a card another question of its deck went on
+        with (open, or taken on the rules' word and watched): where both places' reads make
+        the trade (q `best`, the other q's card) FOLLOW likely against the cards as they stand,
+        both go on traded, both asked (xv-s71: white's 8C laid on c2 read 8C 84 %, taken as 8S
+        when first read under its unit; white's 8S on its pile read 8S 84 %, refused as that
+        8S and taken as 8C on the rules' word, a spurious event)."""
+        r = next((o for o in self.questions if isinstance(o, CardQuestion) and o is not q
+                  and o.chosen == best and owner_of(o) == owner_of(q)), None)
+        if r is None or best not in ONCE_IN_A_DECK:
+            return False
+        mine = dict(q.evidence.ranked((set(q.answers) | {best}).__contains__))
+        theirs = dict(r.evidence.ranked((set(r.answers) | {q.chosen}).__contains__))
+        trade = mine.get(best, 0.0) * theirs.get(q.chosen, 0.0)
+        stand = mine.get(q.chosen, 0.0) * theirs.get(best, 0.0)
+        if trade < FOLLOW * max(trade + stand, 1e-12):
+            return False
+        first = min((q, r), key=lambda o: o.snapshot.entry)
+        new = [(q, best), (r, q.chosen)]  # (dataclasses: no dict keys)
+        if not self._rewrite(first.snapshot, {o.entry: _with_card(self.journal[o.entry], c)
+                                              for o, c in new}):
+            return False
+        for o, code in new:
+            if self.beliefs[o.key].value == o.chosen and self._engine_card(o.key) == code:
+                self.beliefs[o.key].value = code
+            o.event.text = _with_card(o.event.text, code)
+            if o.chosen not in o.went_with:
+                o.went_with.append(o.chosen)
+            o.chosen, o.watched = code, False
+            o.event.question = o.describe()
+        return True
 
     def _questions_by_deck(self) -> dict[str, list[CardQuestion]]:
         """Per deck (its owner), the card questions whose cards came from it."""
@@ -2150,7 +2185,10 @@ class GameTracker:
             changes = {i: _with_kind(self.journal[i], kind_of) for i in q.entries}
         if not self._rewrite(q.snapshot, changes):
             if isinstance(q, CardQuestion):
-                q.answers = [c for c in q.answers if c != answer]
+                # (a card another open question went on with may come free again: kept)
+                if not any(isinstance(o, CardQuestion) and o is not q and o.chosen == answer
+                           for o in self.questions):
+                    q.answers = [c for c in q.answers if c != answer]
             else:
                 q.options = [o for o in q.options if o != answer]
             return False

@@ -994,6 +994,57 @@ def test_a_unit_no_attack_could_reach_is_not_taken_off():
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_two_questions_of_one_deck_that_read_as_each_other_trade(seed):
+    """White lays Y on C, read under its unit as X 90 % (the game goes on with X); white's X
+    turns up on its pile later, read X 84 %, Y 16 %, and goes on as Y, the reads there
+    being too weak to take X from C. Once C's unit has left, C reads Y 99 % bare: the two
+    questions trade (C takes Y, the pile X), neither asserted wrong (xv-s71: white's 8C on
+    c2 and 8S on its pile)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    found = None
+    for i, a in enumerate(acts):
+        w = a.split()
+        if w[:2] != ["white", "move"] or w[3] == "JK":
+            continue
+        y, cell = w[3], w[2].split("-")[1]
+        left = next((j for j in range(i + 1, len(acts)) if acts[j].split()[1] == "move"
+                     and acts[j].split()[2].startswith(cell + "-")
+                     and not acts[j].split()[2].endswith("-" + cell)), None)
+        covered = next((j for j in range(i + 1, len(acts)) if acts[j].split()[1] == "move"
+                        and acts[j].split()[2].endswith("-" + cell)), len(acts))
+        piles = [(k, b.split()[-1]) for k, b in enumerate(acts) if i < k
+                 and b.split()[:2] == ["white", "initiative"] and b.split()[-1] not in (y, "JK")
+                 and (b.split()[-1][-1] in "HD") == (y[-1] in "HD")
+                 and not any(c.split()[-1] == b.split()[-1] for c in acts if " move " in c)]
+        if left is not None and piles and piles[0][0] < left < covered:
+            found = (i, cell, y, left, piles[0][1])
+            break
+    if found is None:
+        pytest.skip("no such game")
+    i, cell, y, left, x = found
+    owner = _frame_steps(steps)
+
+    def edit(frame):
+        step = owner[frame.frame_index] if frame.frame_index < len(owner) else len(steps)
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == y and not frame.occluded:
+            c.card = CardReading(card=None, confidence=0.9, candidates=[(x, 0.9), (y, 0.1)]) \
+                if step < left else CardReading(card=None, confidence=0.99,
+                                                 candidates=[(y, 0.99), (x, 0.01)])
+        _blur_initiative(frame, "white", x, [(x, 0.84), (y, 0.16)])
+
+    tracker = _track(steps, seed, edit)
+    wrong = [e.text for e in tracker.events if e.question is None
+             and e.text not in truth_events(steps)]
+    assert not wrong, wrong
+    move = next(e for e in tracker.events if e.text.split()[:3] == acts[i].split()[:3])
+    assert move.text == acts[i], (move.text, move.question)
+
+
 def test_a_card_a_player_confirmed_is_never_rewritten_from_later_looks():
     """A movement card read 93 % as its twin under its unit goes on (flagged, watched); a
     player confirms that twin. Once the unit has left, the card reads sure as itself, bare:
