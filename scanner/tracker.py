@@ -2109,8 +2109,11 @@ class GameTracker:
                   and o.chosen == best and owner_of(o) == owner_of(q)), None)
         if r is None or best not in ONCE_IN_A_DECK:
             return False
-        mine = dict(q.evidence.ranked((set(q.answers) | {best}).__contains__))
-        theirs = dict(r.evidence.ranked((set(r.answers) | {q.chosen}).__contains__))
+        # (each weighed over its answers and both cards at stake: a card another question
+        # held when it was asked is not among its answers)
+        both = {best, q.chosen}
+        mine = dict(q.evidence.ranked((set(q.answers) | both).__contains__))
+        theirs = dict(r.evidence.ranked((set(r.answers) | both).__contains__))
         trade = mine.get(best, 0.0) * theirs.get(q.chosen, 0.0)
         stand = mine.get(q.chosen, 0.0) * theirs.get(best, 0.0)
         if trade < FOLLOW * max(trade + stand, 1e-12):
@@ -2127,6 +2130,8 @@ class GameTracker:
             if o.chosen not in o.went_with:
                 o.went_with.append(o.chosen)
             o.chosen, o.watched = code, False
+            if code not in o.answers:
+                o.answers.append(code)
             o.event.question = o.describe()
         return True
 
