@@ -1051,7 +1051,7 @@ def test_two_questions_of_one_deck_that_read_as_each_other_trade(seed):
     assert not wrong, wrong
     assert texts[-1] == acts[i], (texts[-1], move.question)
     # traded once, for good: the pair never trades back on the frames that follow
-    changes = sum(a != b for a, b in zip(texts, texts[1:]))
+    changes = sum(a != b for a, b in zip(texts[:-1], texts[1:], strict=True))
     assert changes <= 1, changes
 
 
