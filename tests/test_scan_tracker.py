@@ -924,6 +924,14 @@ def test_a_card_read_under_its_unit_is_read_again_once_bare(seed, laid, left, un
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _white_moves(acts: list[str]):
+    """(index, words) of each of white's moves in a game's actions that lays no joker."""
+    for i, a in enumerate(acts):
+        w = a.split()
+        if w[:2] == ["white", "move"] and w[3] != "JK":
+            yield i, w
+
+
 def _frame_steps(steps, settle: int = 4, hands: int = 2) -> list[int]:
     """For each frame `frames_of` makes, the index of the step it shows (-1: the empty table)."""
     from tests.tracker_sim import VISIBLE
@@ -1006,10 +1014,7 @@ def test_two_questions_of_one_deck_that_read_as_each_other_trade(seed):
     steps = record_game(seed)
     acts = [a for a, _pos in steps]
     found = None
-    for i, a in enumerate(acts):
-        w = a.split()
-        if w[:2] != ["white", "move"] or w[3] == "JK":
-            continue
+    for i, w in _white_moves(acts):
         y, cell = w[3], w[2].split("-")[1]
         left = next((j for j in range(i + 1, len(acts)) if acts[j].split()[1] == "move"
                      and acts[j].split()[2].startswith(cell + "-")
@@ -1128,10 +1133,7 @@ def test_a_card_read_sure_gives_way_when_its_deck_turns_it_up_again(seed):
     steps = record_game(seed)
     acts = [a for a, _pos in steps]
     pair = None
-    for i, a in enumerate(acts):
-        w = a.split()
-        if w[:2] != ["white", "move"] or w[3] == "JK":
-            continue
+    for i, w in _white_moves(acts):
         later = [b.split()[-1] for b in acts[i + 1:] if b.split()[:2] == ["white", "initiative"]]
         # X: a later initiative card of Y's colour, never laid on the board (a pile only)
         xs = [x for x in later[2:] if x != "JK" and x != w[3] and (x[-1] in "HD") ==
@@ -1201,10 +1203,7 @@ def test_a_question_whose_next_answer_turned_up_elsewhere_takes_the_one_after(se
     acts = [a for a, _pos in steps]
     red = "HD"
     found = None
-    for i, a in enumerate(acts):
-        w = a.split()
-        if w[:2] != ["white", "move"] or w[3] == "JK":
-            continue
+    for i, w in _white_moves(acts):
         y, cell = w[3], w[2].split("-")[1]
         same = [(j, b.split()[-1]) for j, b in enumerate(acts) if j > i
                 and b.split()[0] == "white" and b.split()[-1] not in (y, "JK")
