@@ -233,6 +233,15 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
     return out
 
 
+def rest_per_card(ranked: list[tuple[str, float]], admitted) -> float:
+    """What each card `admitted(code)` lets in, and the reads never listed, keeps of the
+    mass: `ranked` is `CardEvidence.ranked(admitted)`, whose unlisted cards share alike what
+    the listed ones leave."""
+    listed = dict(ranked)
+    unlisted = sum(1 for c in CARDS if admitted(c) and c not in listed)
+    return max(1.0 - sum(listed.values()), 0.0) / max(unlisted, 1)
+
+
 def backs(look: list[tuple[str, float]], code: str | None) -> bool:
     """Does a read's short list name `code` at CONSISTENT or more?"""
     return code is not None and any(c == code and p >= CONSISTENT for c, p in look)

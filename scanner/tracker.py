@@ -70,6 +70,7 @@ from .observations import (
     may_be_same,
     normalised,
     reading_values,
+    rest_per_card,
     surely_empty,
     visible_table,
     zone_of,
@@ -372,16 +373,17 @@ class GameTracker:
             if self._settle_questions():
                 self._dirty = True
         for key, card in cards_now.items():
+            # each fresh read counts once (an incremental scanner repeats unchanged ones)
+            fresh = self._last_read.get(key) is not card
             code = values.get(key)
-            if code in CODES and card.candidates and self._last_read.get(key) is not card:
+            if code in CODES and card.candidates and fresh:
                 # every read of the card seen here, sure or misread alike: what the rules may
                 # later weigh against another place's read (`_earlier_gives_way`)
                 if self._card_looks.get(key, ("",))[0] != code:
                     self._card_looks[key] = (code, CardEvidence())
                 self._card_looks[key][1].add(card.candidates)
-            # reads of something new (not backing the believed card) are evidence about it;
-            # each fresh read counts once (an incremental scanner repeats unchanged ones)
-            if values.get(key) == UNREAD and self._last_read.get(key) is not card:
+            # reads of something new (not backing the believed card) are evidence about it
+            if code == UNREAD and fresh:
                 redrawn = reading.changed is not None and zone_of(key) in reading.changed
                 if redrawn:
                     # the place looks different now (a card laid on a patch of cloth taken
@@ -1210,15 +1212,21 @@ class GameTracker:
         return last >= 0 and self._unit_since.get(n, last + 1) <= last \
             < self._gone_since.get(cell, -1)
 
+    def _last_mover(self, side: Side) -> tuple[str | None, object]:
+        """The cell `side` last moved a unit to, and that unit if it still stands there
+        (None where the journal has no such move or the cell holds another side's unit)."""
+        mover = next((e.split()[2].split("-")[1] for e in reversed(self.journal)
+                      if e.split()[0] == side.value and e.split()[1] == "move"), None)
+        unit = self.state.units.get(parse_cell(mover)) if mover else None
+        return mover, unit if unit is not None and unit.side is side else None
+
     def _an_attack_explains(self, cell: str) -> bool:
         """Could the enemy's last mover have taken the unit on `cell` off? Only the unit that
         moved attacks (`_reaches`), and only after its move. A mover whose kind is asked (in
         doubt in its side's open placement question) could be any of its army's kinds."""
         side = self.state.units[parse_cell(cell)].side
-        mover = next((e.split()[2].split("-")[1] for e in reversed(self.journal)
-                      if e.split()[0] == side.other.value and e.split()[1] == "move"), None)
-        attacker = self.state.units.get(parse_cell(mover)) if mover else None
-        if attacker is None or attacker.side is side:
+        mover, attacker = self._last_mover(side.other)
+        if attacker is None:
             return True
         # a unit seen gone before that move, and not read empty since, was not taken off by
         # it: the empty reads were of a piece the classifier lost (val-s23: a dreamchess
@@ -1241,10 +1249,8 @@ class GameTracker:
         and a queen's Mystic Blast reaches every enemy on a card of its target's colour. A
         removal may be seen late or put down to the wrong move, so the view leans (90 %)
         rather than rules out."""
-        mover = next((e.split()[2].split("-")[1] for e in reversed(self.journal)
-                      if e.split()[0] == side.other.value and e.split()[1] == "move"), None)
-        attacker = self.state.units.get(parse_cell(mover)) if mover else None
-        if attacker is None or attacker.side is side:
+        mover, attacker = self._last_mover(side.other)
+        if attacker is None:
             return
         q = next((q for q in self.questions if isinstance(q, PlacementQuestion)
                   and q.side is attacker.side and self._origin.get(mover) in q.origins), None)
@@ -1345,7 +1351,7 @@ class GameTracker:
         the unit was surer (nothing hides a bare card). Session 18, s42: a 6H under a rook
         read 4H at 99.9 %, bare 6H at 99.98 %; val-s7: a berlin JS under a knight read JS at
         99.8 %, bare QS at 99.9 %, and rewriting it to the bare read was a spurious move."""
-        event = next((e for e in reversed(self.events) if e.text == self.journal[entry]), None)
+        event = self._event_of(entry)
         if event is None or self._confirmed_by_a_player(entry):
             return False
         self._laid_looks.pop(id(event), None)  # a question now: its answer is the players'
@@ -1613,7 +1619,7 @@ class GameTracker:
         if not raw:
             return False
         listed = dict(raw)
-        floor = max(1.0 - sum(listed.values()), 0.0) / max(len(CARDS) - len(listed), 1)
+        floor = rest_per_card(raw, lambda c: True)
         keep_here = max((listed.get(c, floor) for c in legal), default=0.0)
         if keep_here >= CONSISTENT:
             # the reads here still name a card the rules allow: no cause to doubt the past
@@ -1624,10 +1630,9 @@ class GameTracker:
             if p_here < CONSISTENT or card in legal or card not in ONCE_IN_A_DECK:
                 continue
             entry = self._earlier(side, card)
-            event = next((e for e in reversed(self.events) if entry is not None
-                          and e.text == self.journal[entry] and e.question is None), None)
-            if event is None or id(event) not in self._laid_looks \
-                    or self._confirmed_by_a_player(entry):
+            event = self._event_of(entry) if entry is not None else None
+            if event is None or event.question is not None \
+                    or id(event) not in self._laid_looks or self._confirmed_by_a_player(entry):
                 continue
             key, looks = self._laid_looks[id(event)]
             there = looks.ranked()
@@ -1698,9 +1703,7 @@ class GameTracker:
             return None, False
         # this place's best other card: the likeliest listed, or where the reads name no
         # other, an unlisted one's share of what they leave
-        unlisted = sum(1 for c in CARDS if (c in legal or c in open_cards)
-                       and c not in dict(honest))
-        rest = max(1.0 - sum(p for _c, p in honest), 0.0) / max(unlisted, 1)
+        rest = rest_per_card(honest, lambda c: c in legal or c in open_cards)
         keep = dict(there).get(taken, 0.0) * (here[0][1] if here else rest)
         share = 0.0
         for alt, p_alt in alternatives:
@@ -1826,6 +1829,14 @@ class GameTracker:
             return None
         return f"the earlier {card} of this deck was read wrong: {twin}; check it"
 
+    def _event_with(self, text: str) -> TableEvent | None:
+        """The latest logged event that reads `text`."""
+        return next((e for e in reversed(self.events) if e.text == text), None)
+
+    def _event_of(self, entry: int) -> TableEvent | None:
+        """The logged event of journal `entry`."""
+        return self._event_with(self.journal[entry])
+
     def _confirmed_by_a_player(self, entry: int) -> bool:
         """Whether journal `entry` is an action a player entered or settled: what the players
         said is never rewritten from what the camera saw later."""
@@ -1855,7 +1866,7 @@ class GameTracker:
         if text is not None and not self._legal(text):
             self._rewrite(self._start, {entry: old})
             return False
-        event = next((e for e in reversed(self.events) if e.text == old), None)
+        event = self._event_with(old)
         if event is not None:
             event.text = _with_card(old, code)
             event.flags.append(why)

@@ -40,12 +40,12 @@ def _defocus(x, gen, p: float):
         return x
     x = x.clone()
     sigma = 1.0 + 1.5 * torch.rand(x.shape[0], generator=gen)
-    for lo in (1.0, 1.5, 2.0):  # three kernels, each for its third of the sigmas
-        m = pick & (sigma >= lo) & (sigma < lo + 0.5 + (lo == 2.0))
+    r = torch.arange(-4, 5, dtype=torch.float32)
+    for lo, hi in ((1.0, 1.5), (1.5, 2.0), (2.0, 2.5)):  # a kernel for each third of sigmas
+        m = pick & (sigma >= lo) & (sigma < hi)
         if not m.any():
             continue
-        r = torch.arange(-4, 5, dtype=torch.float32)
-        k = torch.exp(-r ** 2 / (2 * (lo + 0.25) ** 2))
+        k = torch.exp(-r ** 2 / (2 * ((lo + hi) / 2) ** 2))
         k = k / k.sum()
         xb = F.pad(x[m], (4, 4, 4, 4), mode="replicate")
         xb = F.conv2d(xb, k.view(1, 1, 1, 9).expand(3, 1, 1, 9), groups=3)
