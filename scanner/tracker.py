@@ -89,6 +89,7 @@ from .open_questions import (
 
 SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
 RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
+TOGETHER = 2  # frames: a card laid and a unit gone beside it, believed this close, are one move
 
 
 @dataclass
@@ -679,7 +680,12 @@ class GameTracker:
         if state.to_move.value not in movers:
             if awaited:  # its move may be the card whose unit can't be read yet
                 return self._await_units(awaited)
-            return self._finish_turn()  # the other side is laying cards: this turn is over
+            missed = self._move_read_empty(diff, seen)
+            if not missed:
+                return self._finish_turn()  # the other side is laying cards: this turn is over
+            seen = {**seen, **{f"{to}.unit": side for to, side in missed.items()}}
+            laid = sorted(set(laid) | set(missed))
+            unread = {**unread, **missed}
         if state.phase is not Phase.MOVEMENT or state.current_player() is None:
             return self._finish_turn() if state.phase in (Phase.ATTACK, Phase.POST_TURN) \
                 else self._advance_to_movement()
@@ -820,6 +826,27 @@ class GameTracker:
                     or surely_empty(read):
                 continue
             out[cell] = side
+        return out if len(out) == 1 else {}
+
+    def _move_read_empty(self, diff: dict, seen: dict) -> dict[str, str]:
+        """The other side lays its card while the side to move, in its movement, has one unit
+        gone and, next to it, the one card laid since the last event with no unit read on it:
+        that unit moved there and its piece was read empty ({cell: side}). A unit leaves its
+        cell only by moving or by the enemy's attack, and the enemy has not moved yet; taking
+        the turn as passed put the move a round late (xv-s83: a paper token on the 10D it
+        moved to read empty for 30 frames until black laid its card)."""
+        if not self._yet_to_move:
+            return {}
+        last = max((e.frame for e in self.events), default=-1)
+        out = {}
+        for key, (_old, new) in diff.items():
+            cell = key[:-5]
+            if not key.endswith(".card") or new is None or seen[f"{cell}.unit"] is not None \
+                    or parse_cell(cell) in self.state.units \
+                    or self._card_since.get(key, -1) <= last:
+                continue
+            if len(self._gone_next_to(cell, seen)) == 1:
+                out[cell] = self.state.to_move.value
         return out if len(out) == 1 else {}
 
     def _await_units(self, cells: list[str]) -> bool:
@@ -1163,10 +1190,15 @@ class GameTracker:
             # off the board, and the game parted ways with the table from there)
             # A card that changed before the last event is no card just laid: bare cards
             # whose units left read otherwise for good (val-s7: two such beside the game's
-            # last removal held it to the end)
+            # last removal held it to the end), unless the unit was seen gone with it: a
+            # move logged late, in the same look, is no event between them (xv-s83: white's
+            # move, its token read empty until black's card lay, logged with black's pawn
+            # lifted toward that card; the pawn was taken off as hit, its move lost)
             own_move = self._yet_to_move and old.split("-")[0] == state.to_move.value
             if any(f"{CELL_NAMES[c]}.card" in diff and seen[f"{CELL_NAMES[c]}.unit"] is None
-                   and self._card_since.get(f"{CELL_NAMES[c]}.card", last + 1) > last
+                   and (self._card_since.get(f"{CELL_NAMES[c]}.card", last + 1) > last
+                        or abs(self._card_since.get(f"{CELL_NAMES[c]}.card", -TOGETHER - 1)
+                               - self._gone_since.get(cell, TOGETHER + 1)) <= TOGETHER)
                    and (own_move or self._looks_laid(f"{CELL_NAMES[c]}.card", seen))
                    for c in NEIGHBOURS[parse_cell(cell)]):
                 continue

@@ -1,5 +1,7 @@
 """The tracker on synthetic readings of whole recorded games."""
 
+import itertools
+
 import pytest
 
 from engines.royal_battles import CELL_NAMES, Side
@@ -2318,3 +2320,85 @@ def test_a_card_question_says_so_when_none_of_its_looks_can_lie_there():
                           TableEvent(1, "black initiative 3H", "initiative"), 0, None, ["3H"],
                           CardEvidence(), "3H")
     assert empty.describe().endswith("the camera could not read it")
+
+
+def _reply_after_a_move(seed, reach):
+    """A move to another cell whose next visible step is the enemy's move, also to another
+    cell, the first mover reaching (or not) the cell the enemy's unit leaves: (move step,
+    reply step)."""
+    from scanner.tracker import _reaches
+
+    steps = record_game(seed)
+    shown = [i for i, (a, _p) in enumerate(steps)
+             if a.split()[1] in ("setup", "place", "initiative", "move")]
+    for i, j in itertools.pairwise(shown):
+        (a, pos), b = steps[i], steps[j][0]
+        if a.split()[1] != "move" or b.split()[1] != "move" or a.split()[0] == b.split()[0]:
+            continue
+        frm, to = a.split()[2].split("-")
+        frm2, to2 = b.split()[2].split("-")
+        kind = pos["board"][to]["unit"]["kind"]
+        if frm != to and frm2 != to2 and _reaches(kind, parse_cell(to), parse_cell(frm2)) == reach:
+            return i, j
+    raise AssertionError("no such pair of moves")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_move_read_empty_until_the_enemy_lays_its_card_is_taken_before_it(seed):
+    # session 29, xv-s83: a paper token on the 10D it moved to read firmly empty for 30 frames,
+    # until black laid its own card; white's turn was taken as passed and its move logged a
+    # round late. A unit leaves its cell only by moving or by the enemy's attack, and the
+    # enemy has not moved yet: the one card laid beside the one unit gone is its move.
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    i, j = _reply_after_a_move(seed, reach=False)
+    to = steps[i][0].split()[2].split("-")[1]
+    start = len(frames_of(steps[:i], _empty(steps), seed=seed))
+    end = len(frames_of(steps[:j + 1], _empty(steps), seed=seed))
+
+    def token_read_empty(frame):
+        if start <= frame.frame_index < end and not frame.occluded:
+            frame.cells[to].piece = PieceReading("empty", 1.0, occupied=False)
+
+    tracker = _track(steps, seed, edit=token_read_empty)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5, 8])
+def test_a_unit_lifted_as_its_card_is_laid_is_moving_though_a_move_was_logged_with_it(seed):
+    # session 29, xv-s83: white's move was logged only when black's next card lay (its token
+    # read empty until then), in the same look that saw black's pawn lifted off e3 toward
+    # that card; the pawn was taken off as hit by white's mover, and its move was lost. A
+    # unit seen gone together with a card laid beside it is on its way there.
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    i, j = _reply_after_a_move(seed, reach=True)
+    side2 = steps[j][0].split()[0]
+    to = steps[i][0].split()[2].split("-")[1]
+    frm2, to2 = steps[j][0].split()[2].split("-")
+    start = len(frames_of(steps[:i], _empty(steps), seed=seed))
+    before = frames_of(steps[:j], _empty(steps), seed=seed)
+    for frame in before[start:]:
+        if not frame.occluded:
+            frame.cells[to].piece = PieceReading("empty", 1.0, occupied=False)
+    lifted_pos = {**steps[j][1], "board": {**steps[j][1]["board"],
+                                           to2: {**steps[j][1]["board"][to2]}}}
+    lifted_pos["board"][to2].pop("unit")
+    lifted = []
+    for k in range(6):  # the enemy's card lies, its unit in the player's hand
+        frame = reading_of(lifted_pos, len(before) + k)
+        frame.cells[to].piece = PieceReading(None, 0.5)  # the token half seen again
+        lifted.append(frame)
+    assert steps[j][1]["board"][to2]["unit"]["side"] == side2
+    rest = frames_of(steps, _empty(steps), seed=seed)[len(before):]
+    for k, frame in enumerate(rest):
+        frame.frame_index = len(before) + len(lifted) + k
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in before + lifted + rest:
+        tracker.update(frame)
+    texts = [e.text for e in tracker.events]
+    assert f"{side2} " not in " ".join(t for t in texts if t.endswith(f"removed {frm2}")
+                                       and t not in truth_events(steps))
+    assert texts == truth_events(steps), tracker.holding
