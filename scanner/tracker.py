@@ -1721,6 +1721,12 @@ class GameTracker:
         honest = evidence.ranked(lambda c: c in legal or c in open_cards)
         if not honest:
             return None, False
+        # reads lying mostly on cards that can't be here say the place is misbelieved (the
+        # card it covers, say), not which question's card it holds: weighed over what is left,
+        # a 10 % read became 98 % (xv-s71: a 9S read 90 % where only red cards were allowed
+        # settled the question on a4, rightly going on with 9C, to 9S)
+        if sum(p for c, p in evidence.ranked() if c in legal or c in open_cards) < LEAN:
+            return None, False
         if honest[0][0] not in open_cards or honest[0][0] in legal:
             # (a card the rules allow here anyway, from the other player's deck, say, is no
             # competitor of the question's)
