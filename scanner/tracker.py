@@ -1392,8 +1392,7 @@ class GameTracker:
         evidence.add([(engine, getattr(under, "confidence", ACCEPT))])
         evidence.new_look()
         evidence.add([(read.card, read.confidence)])
-        q = CardQuestion(key, key[:-5], event, entry, self._start, list(CARDS), evidence,
-                          engine, bare_look=True)
+        q = self._question_on_past_event(key, key[:-5], event, entry, evidence, engine)
         ranked = dict(q.ranked())
         best = read.card if ranked.get(read.card, 0.0) >= ranked.get(engine, 0.0) else engine
         if best != engine and not self._choose(q, best):
@@ -1402,6 +1401,14 @@ class GameTracker:
         event.question = q.describe()
         self.questions.append(q)
         return True
+
+    def _question_on_past_event(self, key: str, place: str, event: TableEvent, entry: int,
+                                evidence: CardEvidence, chosen: str) -> CardQuestion:
+        """A question on the card of an event logged earlier (journal `entry`), going on with
+        `chosen`: any card may answer it (the rules then say which can), and its looks
+        already include one of the card bare."""
+        return CardQuestion(key, place, event, entry, self._start, list(CARDS), evidence,
+                            chosen, bare_look=True)
 
     def _left_as_recorded(self, cell: str, laid: str) -> bool:
         """The cell was last seen going empty when the game recorded its unit leaving (moving
@@ -1677,8 +1684,7 @@ class GameTracker:
             if share <= 0.5:
                 continue
             place = key[:-5] if key.endswith(".card") else f"{side}'s initiative pile"
-            q = CardQuestion(key, place, event, entry, self._start, list(CARDS), looks.copy(),
-                              card, bare_look=True)
+            q = self._question_on_past_event(key, place, event, entry, looks.copy(), card)
             if not self._choose(q, alternatives[0][0]):
                 continue
             if not allowed(card):  # no help here after all: as it was
