@@ -17,6 +17,7 @@ from engines.royal_battles.units import UNIT_KINDS
 from .observations import (
     CONSISTENT,
     FOLLOW,
+    LEAN,
     ONCE_IN_A_DECK,
     SWITCH,
     CardEvidence,
@@ -217,15 +218,25 @@ def against_rivals(q: CardQuestion, best: str, decks: dict[str, list[CardQuestio
     return min(pairs, default=mine.get(best, 0.0))
 
 
+PICTURES = frozenset((11, 12, 13, 15))  # jack, queen, king, joker: a picture, no pips
+
+
 def of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
-    """The allowed card whose rank the reads give the most weight (None if none shares a rank
-    with any card read)."""
+    """The allowed card whose rank the reads give the most weight; where none shares a rank
+    with any card read and the reads lie mostly on court cards, the joker if allowed: the
+    other picture card, which the readers rarely name on a design they never saw (xv-s111:
+    an orell joker under a rook read QD, JH or KD, no court allowed there; the game waited
+    for the players from there to its end). None otherwise."""
     mass: dict[int, float] = {}
     for code, p in evidence.ranked():
         rank = parse_card(code).rank
         mass[rank] = mass.get(rank, 0.0) + p
-    return max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
+    best = max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
                key=lambda c: mass[parse_card(c).rank], default=None)
+    if best is None and "JK" in legal \
+            and sum(p for r, p in mass.items() if r in PICTURES) >= LEAN:
+        return "JK"
+    return best
 
 
 def entries_of(q) -> list[int]:

@@ -1634,8 +1634,10 @@ class GameTracker:
             code = of_the_rank_read(evidence, legal)
             if code is not None:
                 self._take_card(key, place, code, legal, evidence, watched=False)
+                why = "the picture card left when it read courts" if code == "JK" \
+                    else "of the rank it read"
                 return code, [f"no card the reader named is allowed on {place}: going on with "
-                              f"{code}, of the rank it read; check it"]
+                              f"{code}, {why}; check it"]
         self._held_card = key
         self._held_keys = set(self._diff())
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in sorted(ranked, key=lambda r: -r[1])[:3]) \

@@ -2430,3 +2430,22 @@ def test_a_look_that_names_mostly_cards_that_can_t_lie_there_does_not_move_a_que
     first = next(e for e in tracker.events if e.kind == "move")
     assert first.text == steps[i][0], [e.text for e in tracker.events]
     assert not any("seen elsewhere" in f for f in first.flags)
+
+
+def test_reads_of_courts_none_allowed_make_the_joker_the_card_left():
+    # session 29, xv-s111: an orell joker under a rook read QD, JH or KD, none of them
+    # allowed there; with no allowed card of a rank read, the game waited to its end. The
+    # readers tell a picture from pips far better than they name an unseen design's joker.
+    from scanner.observations import CardEvidence
+    from scanner.open_questions import of_the_rank_read
+
+    courts = CardEvidence()
+    courts.add([("QD", 0.74), ("JH", 0.07), ("KD", 0.07)])
+    low_black = {"2C", "3C", "3S", "4S", "5C", "7S"}
+    assert of_the_rank_read(courts, low_black | {"JK"}) == "JK"
+    assert of_the_rank_read(courts, low_black) is None
+    assert of_the_rank_read(courts, low_black | {"QS", "JK"}) == "QS"  # a rank read first
+    pips = CardEvidence()
+    pips.add([("9D", 0.6), ("8H", 0.3)])
+    assert of_the_rank_read(pips, low_black | {"JK"}) is None
+
