@@ -168,11 +168,27 @@ def _load_dcm(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return v, np.array(faces, np.int64)
 
 
+def mesh_dir(name: str) -> Path:
+    """Where the asset cache keeps a copy of a Debian set's mesh files, if it has one."""
+    return assets.cache_dir() / "meshes" / name
+
+
+def mesh_files(name: str) -> list[Path]:
+    """The installed mesh files `load_set` reads for a Debian set, one per kind."""
+    info = set_info(name)
+    ext = ".obj" if info["kind"] == "obj" else ".dcm"
+    return [Path(info["dir"]) / (kind + ext) for kind in KINDS]
+
+
 @lru_cache(maxsize=8)
 def load_set(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The six meshes of a set, z-up, base at z=0, centred, in cm (king 7.5 cm tall)."""
     info = set_info(name)
     d = Path(info["dir"])
+    if info["kind"] in ("obj", "dcm") and not d.exists():
+        # a packed asset cache (`models.pieces.gpu_train pack`) carries the set's mesh files
+        # to a machine without the Debian package
+        d = mesh_dir(name) if mesh_dir(name).exists() else d
     if info["kind"] == "lathe":
         meshes = {kind: _load_lathe(kind) for kind in KINDS}
     elif info["kind"] == "procedural":
@@ -290,11 +306,15 @@ def sprite(name: str, kind: str, side: str, elev: int, azim: int,
     v, f = load_set(name)[kind]
     img, anchor = render_mesh(v, f, set_info(name)[side], elev, azim, light_rel=light)
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = f"{anchor[0]:.3f} {anchor[1]:.3f}"
     tmp = meta.with_name(f".{meta.name}.{os.getpid()}")
-    tmp.write_text(f"{anchor[0]:.3f} {anchor[1]:.3f}")
+    tmp.write_text(text)
     os.replace(tmp, meta)
     assets.write_png_atomic(path, img)
-    return img, anchor
+    # the anchor as the cache gives it back: a scene renders the same whether its sprites
+    # were built just now or read (two workers sharing a cache make the same crops)
+    ax, ay = (float(x) for x in text.split())
+    return img, (ax, ay)
 
 
 def build_sprite_cache(names: list[str] | None = None, log=print) -> int:
