@@ -1729,12 +1729,13 @@ class GameTracker:
         honest = evidence.ranked(lambda c: c in legal or c in open_cards)
         if not honest:
             return None, False
-        # reads lying mostly on cards that can't be here say the place is misbelieved (the
-        # card it covers, say), not which question's card it holds: weighed over what is left,
-        # a 10 % read became 98 % (xv-s71: a 9S read 90 % where only red cards were allowed
-        # settled the question on a4, rightly going on with 9C, to 9S)
-        if sum(p for c, p in evidence.ranked() if c in legal or c in open_cards) < LEAN:
-            return None, False
+        # reads lying mostly on cards that can't be here say the reader took a suit for its
+        # twin, or the place is misbelieved (the card it covers, say): weighed over what is
+        # left, a 10 % read becomes 98 %, and the swap it makes is a question, never settled
+        # (xv-s71: a 9S read 90 % where only red cards were allowed settled the question on
+        # a4, rightly going on with 9C, to 9S; v3-s149: a QH read QD 69 % rightly turned the
+        # a5 set-up card, taken as QH, into a question)
+        weak = sum(p for c, p in evidence.ranked() if c in legal or c in open_cards) < LEAN
         if honest[0][0] not in open_cards or honest[0][0] in legal:
             # (a card the rules allow here anyway, from the other player's deck, say, is no
             # competitor of the question's)
@@ -1757,7 +1758,7 @@ class GameTracker:
             # (the card turned up elsewhere since), the next
             swap = p_alt * p_taken
             share = swap / max(keep + swap, 1e-12)
-            if share >= ACCEPT:
+            if share >= ACCEPT and not weak:
                 if self._settle(q, alt, f"{taken} was seen elsewhere: check it"):
                     return share, True
             elif share > 0.5:

@@ -2405,13 +2405,13 @@ def test_a_unit_lifted_as_its_card_is_laid_is_moving_though_a_move_was_logged_wi
 
 
 @pytest.mark.parametrize("seed", [2, 3, 4, 5, 6, 12])
-def test_a_look_that_names_mostly_cards_that_can_t_lie_there_does_not_move_a_question(seed):
+def test_a_look_that_names_mostly_cards_that_can_t_lie_there_settles_no_question(seed):
     # session 29, xv-s71: a knight's 9S read 90 % 9S, 10 % 9C, where the rules allowed only
     # red cards (the covered card's colour misbelieved); weighed over the cards allowed or held
     # by open questions alone, its 10 % for 9C became 98 %, and the question on a4, rightly
-    # going on with 9C (read 90 %), was settled to 9S: a wrong card logged as sure. A look
-    # whose reads lie mostly on cards that can't be there says the place is misbelieved, not
-    # which question's card it holds.
+    # going on with 9C (read 90 %), was settled to 9S: a wrong card logged as sure. Such a
+    # look (a suit read as its twin, or a place misbelieved) may make a question go on with
+    # another answer, still asked, but settles none.
     from scanner.tracker import _TWIN_SUIT
 
     steps = record_game(seed)
@@ -2428,8 +2428,8 @@ def test_a_look_that_names_mostly_cards_that_can_t_lie_there_does_not_move_a_que
         _blur_card(frame, later_cell, later, [(used, 0.9), (code, 0.1)])  # a set-up card's
         tracker.update(frame)
     first = next(e for e in tracker.events if e.kind == "move")
-    assert first.text == steps[i][0], [e.text for e in tracker.events]
     assert not any("seen elsewhere" in f for f in first.flags)
+    assert first.text == steps[i][0] or first.question, [e.text for e in tracker.events]
 
 
 def test_reads_of_courts_none_allowed_make_the_joker_the_card_left():
