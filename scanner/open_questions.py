@@ -175,6 +175,11 @@ def speaks_of(read, q: CardQuestion) -> bool:
     if read is None or read.face_down:
         return False
     best = read.card or (read.candidates[0][0] if read.candidates else None)
+    if not read.card and dict(q.evidence.ranked()).get(best, 0.0) >= CONSISTENT:
+        # an unsure read naming what the question's own reads named, refused there or not, is
+        # that card seen again (v3-s173: an orell joker under a token, read JD 51 % when laid,
+        # JD 60 % later, was taken for a JD laid over it, a move the game then placed wrong)
+        return True
     if best not in q.answers:
         return False
     # a card the question itself still weighs is a look at that card, whatever its colour;
@@ -222,21 +227,32 @@ PICTURES = frozenset((11, 12, 13, 15))  # jack, queen, king, joker: a picture, n
 
 
 def of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
-    """The allowed card whose rank the reads give the most weight; where none shares a rank
-    with any card read and the reads lie mostly on court cards, the joker if allowed: the
-    other picture card, which the readers rarely name on a design they never saw (xv-s111:
-    an orell joker under a rook read QD, JH or KD, no court allowed there; the game waited
-    for the players from there to its end). None otherwise."""
+    """The allowed card of a colour read whose rank the reads give the most weight (the
+    readers tell red from black far better than ranks apart); where there is none and the
+    reads lie mostly on court cards, the joker if allowed: the other picture card, which the
+    readers rarely name on a design they never saw (xv-s111: an orell joker under a rook read
+    QD, JH or KD, no court allowed there, and the game waited for the players to its end;
+    v3-s173: one read JH, QH or QD where red was refused went on as QS). Else the allowed
+    card of a rank read, whatever its colour; None if there is none."""
     mass: dict[int, float] = {}
+    colours: set[str] = set()
     for code, p in evidence.ranked():
-        rank = parse_card(code).rank
-        mass[rank] = mass.get(rank, 0.0) + p
-    best = max((c for c in CARDS if c in legal and parse_card(c).rank in mass),
-               key=lambda c: mass[parse_card(c).rank], default=None)
-    if best is None and "JK" in legal \
-            and sum(p for r, p in mass.items() if r in PICTURES) >= LEAN:
+        card = parse_card(code)
+        mass[card.rank] = mass.get(card.rank, 0.0) + p
+        if not card.is_joker and p >= CONSISTENT:
+            colours.add(card.colour)
+
+    def best_of(pool):
+        return max(pool, key=lambda c: mass[parse_card(c).rank], default=None)
+
+    of_rank = [c for c in CARDS if c in legal and parse_card(c).rank in mass]
+    in_colour = best_of(c for c in of_rank if parse_card(c).is_joker
+                        or parse_card(c).colour in colours)
+    if in_colour is not None:
+        return in_colour
+    if "JK" in legal and sum(p for r, p in mass.items() if r in PICTURES) >= LEAN:
         return "JK"
-    return best
+    return best_of(of_rank)
 
 
 def entries_of(q) -> list[int]:

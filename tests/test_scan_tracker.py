@@ -2444,8 +2444,32 @@ def test_reads_of_courts_none_allowed_make_the_joker_the_card_left():
     low_black = {"2C", "3C", "3S", "4S", "5C", "7S"}
     assert of_the_rank_read(courts, low_black | {"JK"}) == "JK"
     assert of_the_rank_read(courts, low_black) is None
-    assert of_the_rank_read(courts, low_black | {"QS", "JK"}) == "QS"  # a rank read first
+    # a card of a rank and colour read first; one of another colour only without the joker
+    # (the readers tell red from black far better than ranks apart)
+    assert of_the_rank_read(courts, low_black | {"QH", "JK"}) == "QH"
+    assert of_the_rank_read(courts, low_black | {"QS", "JK"}) == "JK"
+    assert of_the_rank_read(courts, low_black | {"QS"}) == "QS"
     pips = CardEvidence()
     pips.add([("9D", 0.6), ("8H", 0.3)])
     assert of_the_rank_read(pips, low_black | {"JK"}) is None
 
+
+
+def test_an_unsure_read_of_what_a_question_s_own_reads_named_is_that_card_seen_again():
+    # session 29, v3-s173: an orell joker under a token, read JD 51 % when laid (the rules
+    # refused red there; the game went on with the joker as an open question), read JD 60 %
+    # later: taken for a new JD laid over it, a move that put the game a turn out of step.
+    from scanner.detections import CardReading
+    from scanner.observations import CardEvidence
+    from scanner.open_questions import CardQuestion, speaks_of
+
+    evidence = CardEvidence()
+    evidence.add([("JD", 0.51), ("QD", 0.22), ("JH", 0.13)])
+    answers = ["JK", "2C", "3S", "QS", "JS"]  # red refused where it was laid
+    q = CardQuestion("d4.card", "d4", None, 0, None, answers, evidence, "JK")
+    assert speaks_of(CardReading(card=None, confidence=0.31,
+                                 candidates=[("JD", 0.6), ("JH", 0.21)]), q)
+    # a card read sure is news as before, and so is an unsure read of a card never named
+    assert not speaks_of(CardReading(card="JD", confidence=0.999), q)
+    assert not speaks_of(CardReading(card=None, confidence=0.4,
+                                     candidates=[("8H", 0.6), ("9H", 0.2)]), q)
