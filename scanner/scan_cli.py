@@ -24,7 +24,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "'bench' renders a 1280x720 game and scans it with its truth; "
                         "'fixtures' scans every committed fixture video against its truth; "
                         "'validation' films (once) and scans the games tracker changes are "
-                        "tuned on; 'validation2' a second set of six such games")
+                        "tuned on; 'validation2' and 'validation3' a second and a third set of six "
+                        "such games")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -181,16 +182,16 @@ def _offers_said(offers: dict | None) -> str:
             f"({offers['camera_game_wrong']} first offers wrong)")
 
 
-def validation(args: argparse.Namespace, scan=_scan_fixture, second: bool = False) -> int:
+def validation(args: argparse.Namespace, scan=_scan_fixture, number: int = 1) -> int:
     """The tracker's validation games (`models.renderer.fixtures.VALIDATION_GAMES`: the card
     readers' validation decks), filmed once into the cache at the fixtures' size, scanned as
     `fixtures` are: what tracker changes are chosen by, so the held-out fixtures stay a test.
-    `second`: the second set of six (`VALIDATION_GAMES_2`)."""
+    `number`: which set of six (`VALIDATION_SETS`: 1, 2 or 3)."""
     from models.renderer.assets import cache_dir
-    from models.renderer.fixtures import MAX_ROUNDS, VALIDATION_GAMES, VALIDATION_GAMES_2
+    from models.renderer.fixtures import MAX_ROUNDS, VALIDATION_SETS
 
-    games = VALIDATION_GAMES_2 if second else VALIDATION_GAMES
-    root = cache_dir().parent / ("scan-validation-2" if second else "scan-validation")
+    games, folder = VALIDATION_SETS[number]
+    root = cache_dir().parent / folder
     for name, (seed, scene_seed, design, piece_set) in games.items():
         _filmed(root / name, seed, scene_seed, "train", design, piece_set, (960, 540),
                 MAX_ROUNDS)
@@ -243,8 +244,8 @@ def run(args: argparse.Namespace) -> int:
         return bench(args)
     if args.source == "fixtures":
         return fixtures(args)
-    if args.source in ("validation", "validation2"):
-        return validation(args, second=args.source == "validation2")
+    if args.source in ("validation", "validation2", "validation3"):
+        return validation(args, number=int(args.source[len("validation"):] or 1))
     from engines.errors import RulesError
 
     from .detections import TableReading

@@ -179,7 +179,11 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     for the renderer) and scans each; the committed fixtures are not among them."""
     import argparse
 
-    from models.renderer.fixtures import VALIDATION_GAMES, VALIDATION_GAMES_2
+    from models.renderer.fixtures import (
+        VALIDATION_GAMES,
+        VALIDATION_GAMES_2,
+        VALIDATION_GAMES_3,
+    )
     from scanner import scan_cli
 
     filmed = []
@@ -201,13 +205,20 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == f"all: moves {3 * len(filmed)}/{4 * len(filmed)}, spurious {len(filmed)}"
-    # the second set: other games on the same decks, into a cache folder of its own
-    filmed.clear()
-    assert scan_cli.validation(args, scan=fake, second=True) == 0
-    assert [f[0].name for f in filmed] == list(VALIDATION_GAMES_2)
-    assert all(f[0].parent == tmp_path / "scan-validation-2" for f in filmed)
-    assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
-    assert not set(VALIDATION_GAMES_2) & set(VALIDATION_GAMES)
+    # the second and third sets: other games on the same decks, each into a cache folder of
+    # its own
+    seen = set(VALIDATION_GAMES)
+    for number, games in ((2, VALIDATION_GAMES_2), (3, VALIDATION_GAMES_3)):
+        filmed.clear()
+        assert scan_cli.validation(args, scan=fake, number=number) == 0
+        assert [f[0].name for f in filmed] == list(games)
+        assert all(f[0].parent == tmp_path / f"scan-validation-{number}" for f in filmed)
+        assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
+        assert not set(games) & seen
+        seen |= set(games)
+    seeds = [v[0] for g in (VALIDATION_GAMES, VALIDATION_GAMES_2, VALIDATION_GAMES_3)
+             for v in g.values()]
+    assert len(set(seeds)) == len(seeds)  # no engine game filmed twice
 
 
 def test_a_fixture_whose_scan_fails_reports_the_error(tmp_path):

@@ -45,6 +45,23 @@ VALIDATION_GAMES_2 = {
     "xv-s111-orell-brutalchess": (111, 11111, "gnome-orell", "brutalchess"),
     "xv-s127-nicu-tokens": (127, 12727, "kde-nicu-white", "paper-token"),
 }
+# a third set, filmed in session 29 to check that session's tracker changes on games no choice
+# had looked at (session 28's tracker read them 521/577 with 23 spurious events); two of that
+# session's later changes were then chosen with it too
+VALIDATION_GAMES_3 = {
+    "v3-s131-nicu-brutalchess": (131, 13131, "kde-nicu-white", "brutalchess"),
+    "v3-s137-berlin-tokens": (137, 13737, "gnome-berlin", "paper-token"),
+    "v3-s149-orell-dreamchess": (149, 14949, "gnome-orell", "dreamchess"),
+    "v3-s151-nicu-dreamchess": (151, 15151, "kde-nicu-white", "dreamchess"),
+    "v3-s163-berlin-brutalchess": (163, 16363, "gnome-berlin", "brutalchess"),
+    "v3-s173-orell-tokens": (173, 17373, "gnome-orell", "paper-token"),
+}
+# `royal-table scan validation[2|3]`: each set and the cache folder it is filmed into
+VALIDATION_SETS = {
+    1: (VALIDATION_GAMES, "scan-validation"),
+    2: (VALIDATION_GAMES_2, "scan-validation-2"),
+    3: (VALIDATION_GAMES_3, "scan-validation-3"),
+}
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
 
