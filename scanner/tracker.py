@@ -749,6 +749,11 @@ class GameTracker:
         last = self._last_move_frame(side=unit.split("-")[0])
         return last is not None and since <= last
 
+    def _last_event_frame(self) -> int:
+        """The latest frame any event was logged at (-1 before any; events may be logged out
+        of order, so not simply the last one's)."""
+        return max((e.frame for e in self.events), default=-1)
+
     def _last_move_frame(self, side: str | None = None, before: int | None = None
                          ) -> int | None:
         """The frame of the last move event (of `side`, before frame `before`, where given)."""
@@ -837,7 +842,7 @@ class GameTracker:
         moved to read empty for 30 frames until black laid its card)."""
         if not self._yet_to_move:
             return {}
-        last = max((e.frame for e in self.events), default=-1)
+        last = self._last_event_frame()
         out = {}
         for key, (_old, new) in diff.items():
             cell = key[:-5]
@@ -1157,7 +1162,7 @@ class GameTracker:
         state = self.state
         attacker_done = state.phase in (Phase.ATTACK, Phase.POST_TURN)
         engine = {k: was for k, (was, _now) in diff.items()}  # engine values where they differ
-        last = max((e.frame for e in self.events), default=-1)  # (logged out of order too)
+        last = self._last_event_frame()
         for key, (old, new) in sorted(diff.items()):
             if not (key.endswith(".unit") and isinstance(old, str) and new is None):
                 continue
@@ -1729,6 +1734,11 @@ class GameTracker:
         honest = evidence.ranked(lambda c: c in legal or c in open_cards)
         if not honest:
             return None, False
+        if honest[0][0] not in open_cards or honest[0][0] in legal:
+            # (a card the rules allow here anyway, from the other player's deck, say, is no
+            # competitor of the question's)
+            best = evidence.ranked(legal.__contains__)
+            return (dict(honest).get(best[0][0], 0.0) if best else None), False
         # reads lying mostly on cards that can't be here say the reader took a suit for its
         # twin, or the place is misbelieved (the card it covers, say): weighed over what is
         # left, a 10 % read becomes 98 %, and the swap it makes is a question, never settled
@@ -1736,11 +1746,6 @@ class GameTracker:
         # a4, rightly going on with 9C, to 9S; v3-s149: a QH read QD 69 % rightly turned the
         # a5 set-up card, taken as QH, into a question)
         weak = sum(p for c, p in evidence.ranked() if c in legal or c in open_cards) < LEAN
-        if honest[0][0] not in open_cards or honest[0][0] in legal:
-            # (a card the rules allow here anyway, from the other player's deck, say, is no
-            # competitor of the question's)
-            best = evidence.ranked(legal.__contains__)
-            return (dict(honest).get(best[0][0], 0.0) if best else None), False
         taken, p_taken = honest[0]
         q = open_cards[taken]
         here = [(c, p) for c, p in honest if c != taken]
