@@ -149,7 +149,7 @@ def test_two_workers_make_the_same_crops_from_a_chunk(tmp_path):
     seed = PROC_SEED0 + 99_001  # a procedural set built afresh by both workers at once
     shutil.rmtree(cache_dir() / "pieces" / f"proc-{seed}", ignore_errors=True)
     chunk = Chunk("proc", (seed,), True, FULL, distractors=0.12)
-    with ProcessPoolExecutor(2, mp_context=mp.get_context("fork")) as ex:
+    with ProcessPoolExecutor(2, mp_context=mp.get_context("spawn")) as ex:
         (a, _), (b, _) = ex.map(render_chunk, [chunk, chunk])
     assert len(a.y) > 20
     for f in ("X", "y", "piece_set", "frame", "elevation"):

@@ -701,8 +701,10 @@ def train_on_device(args: argparse.Namespace) -> dict:
     from .net import PieceNet
 
     torch.set_num_threads(args.threads)
-    # every worker is forked before CUDA starts (the first submit starts them all)
-    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("fork"),
+    # workers are spawned, not forked: a process that has run OpenCV's or torch's thread
+    # pools can leave a lock held in a forked child, which then waits for ever (a test run
+    # after other tests hung so in CI); spawned ones start clean and inherit the environment
+    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("spawn"),
                              initializer=_init_worker)
     if args.pack:
         n_img = unpack(Path(args.pack), Path(args.cache), ex)
@@ -716,7 +718,7 @@ def train_on_device(args: argparse.Namespace) -> dict:
     gen = Generation(ex, chunks(args.max_scenes, *shares, args.scenes_per_chunk,
                                 args.distractors, args.distractor_scale))
 
-    # CUDA is first touched here, after the workers are forked
+    # CUDA is first touched here
     dev = torch.device(args.device or default_device())
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True
