@@ -671,6 +671,8 @@ class GameTracker:
             # a new round's initiative cards: finish the turn in progress first
             return self._finish_turn()
         if not laid:
+            if self._card_under_arrival(diff, seen, frame):
+                return True
             self.holding = "a unit moved without a movement card: " + ", ".join(sorted(diff))
             return False
         recoloured = self._colour_misread(laid, seen)
@@ -853,6 +855,33 @@ class GameTracker:
             if len(self._gone_next_to(cell, seen)) == 1:
                 out[cell] = self.state.to_move.value
         return out if len(out) == 1 else {}
+
+    def _card_under_arrival(self, diff: dict, seen: dict, frame: int) -> bool:
+        """A unit of the side to move (or, once that side has moved, of the other) has visibly
+        moved onto a cell whose card is believed unchanged: a unit moves only onto the card it
+        lays, so that card is new, whatever its unsure reads seemed to back (v3-s137: a berlin
+        joker laid over an 8C read JK 42 %, KC 41 %, KS 11 %, kept as the 8C misread; the
+        knight that moved onto it held the game). The card is taken as unread, its last read
+        the evidence. True where one was."""
+        state = self.state
+        if self._yet_to_move:
+            side = state.to_move.value
+        elif state.phase in (Phase.ATTACK, Phase.POST_TURN):
+            side = state.to_move.other.value  # the side to move has moved: the other's turn
+        else:
+            return False
+        for to in self._arrivals(diff, seen):
+            key = f"{to}.card"
+            read = self._last_read.get(key)
+            if key in diff or not str(seen[f"{to}.unit"]).startswith(side) or read is None \
+                    or read.card or not read.candidates:
+                continue
+            self.beliefs[key].value = UNREAD
+            self._card_since[key] = frame  # laid now, as far as the game knows
+            evidence = self.evidence.setdefault(key, CardEvidence())
+            evidence.add(read.candidates)
+            return True
+        return False
 
     def _await_units(self, cells: list[str]) -> bool:
         self.holding = f"a card was laid on {', '.join(cells)}: waiting to read the unit " \

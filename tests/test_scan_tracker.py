@@ -2474,3 +2474,35 @@ def test_an_unsure_read_of_what_a_question_s_own_reads_named_is_that_card_seen_a
     assert not speaks_of(CardReading(card="JD", confidence=0.999), q)
     assert not speaks_of(CardReading(card=None, confidence=0.4,
                                      candidates=[("8H", 0.6), ("9H", 0.2)]), q)
+
+
+def _move_over_a_card(steps):
+    """The first move to another cell that lays its card over one already there (neither a
+    joker): (step, cell, card laid, card covered)."""
+    prev = steps[0][1]
+    for i, (action, pos) in enumerate(steps):
+        words = action.split()
+        if words[1] == "move" and len(set(words[2].split("-"))) == 2 and words[3] != "JK":
+            to = words[2].split("-")[1]
+            under = prev["board"].get(to, {}).get("cards", [])
+            if under and under[-1] != "JK":
+                return i, to, words[3], under[-1]
+        prev = pos
+    raise AssertionError("no move over a card")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_unit_that_moved_onto_a_card_read_as_the_old_one_laid_a_new_card(seed):
+    # session 29, v3-s137: a berlin joker laid over an 8C read JK 42 %, KC 41 %, KS 11 %: the
+    # black mass made it the 8C misread, and the knight that moved onto it was a unit moved
+    # without a movement card until the players said. A unit moves only onto the card it
+    # lays: that card is new, and its reads are weighed as such.
+    steps = record_game(seed)
+    i, to, laid, covered = _move_over_a_card(steps)
+    suit = covered[-1]
+    twin = {"C": "S", "S": "C", "D": "H", "H": "D"}[suit]
+    rank = "K" if covered[:-1] != "K" else "Q"
+    reads = [(rank + suit, 0.52), (rank + twin, 0.25), (laid, 0.16)]  # the covered colour
+    tracker = _track(steps, seed, edit=lambda f: _blur_card(f, to, laid, reads))
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps), tracker.holding
