@@ -46,7 +46,7 @@ VALIDATION_GAMES_2 = {
     "xv-s127-nicu-tokens": (127, 12727, "kde-nicu-white", "paper-token"),
 }
 # a third set, filmed in session 29 to check that session's tracker changes on games no choice
-# had looked at (session 28's tracker read them 521/577 with 23 spurious events); two of that
+# had looked at (session 28's tracker read them 521/577 with 23 spurious events); three of that
 # session's later changes were then chosen with it too
 VALIDATION_GAMES_3 = {
     "v3-s131-nicu-brutalchess": (131, 13131, "kde-nicu-white", "brutalchess"),
