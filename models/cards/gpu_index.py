@@ -54,7 +54,7 @@ def pack(dest: Path, decks: list[str] | None = None, fonts: bool = True) -> None
     import cv2
 
     from models.cards.train import VAL_DESIGNS, training_decks
-    from models.renderer.assets import build_card_cache, cache_dir
+    from models.renderer.assets import build_card_cache, cache_dir, webp_lossless
 
     decks = decks if decks is not None else training_decks() + VAL_DESIGNS
     if set(decks) & HELD_OUT:
@@ -64,13 +64,9 @@ def pack(dest: Path, decks: list[str] | None = None, fonts: bool = True) -> None
     for d in decks:
         (dest / "rasters" / d).mkdir(parents=True, exist_ok=True)
         for f in sorted((cache_dir() / "cards" / d).glob("*.png")):
-            img = cv2.imread(str(f), cv2.IMREAD_UNCHANGED)
-            ok, buf = cv2.imencode(".webp", img, [cv2.IMWRITE_WEBP_QUALITY, 101])
+            buf, idx, val = webp_lossless(cv2.imread(str(f), cv2.IMREAD_UNCHANGED))
             (dest / "rasters" / d / f"{f.stem}.webp").write_bytes(buf.tobytes())
-            back = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED).reshape(-1, 4)
-            diff = np.nonzero((back != img.reshape(-1, 4)).any(1))[0]
-            fix[f"{d}/{f.stem}.idx"] = diff.astype(np.int32)
-            fix[f"{d}/{f.stem}.val"] = img.reshape(-1, 4)[diff]
+            fix[f"{d}/{f.stem}.idx"], fix[f"{d}/{f.stem}.val"] = idx, val
     np.savez_compressed(dest / "rasters" / "fixups.npz", **fix)
     files = sorted(str(p) for p in Path("/usr/share/fonts").rglob("*")
                    if p.suffix in (".ttf", ".otf")) if fonts else []
@@ -143,15 +139,17 @@ def _init_worker(font_dir: Path | None = None) -> None:
 def _unpack_deck(args: tuple[str, str, str]) -> int:
     import cv2
 
+    from models.renderer.assets import from_webp_lossless
+
     pack_dir, cache, deck = (Path(a) for a in args)
     fix = np.load(pack_dir / "rasters" / "fixups.npz")
     out = cache / "cards" / deck.name
     out.mkdir(parents=True, exist_ok=True)
     n = 0
     for f in sorted((pack_dir / "rasters" / deck.name).glob("*.webp")):
-        img = cv2.imdecode(np.fromfile(str(f), np.uint8), cv2.IMREAD_UNCHANGED)
-        flat = img.reshape(-1, 4)
-        flat[fix[f"{deck.name}/{f.stem}.idx"]] = fix[f"{deck.name}/{f.stem}.val"]
+        img = from_webp_lossless(np.fromfile(str(f), np.uint8),
+                                 fix[f"{deck.name}/{f.stem}.idx"],
+                                 fix[f"{deck.name}/{f.stem}.val"])
         cv2.imwrite(str(out / f"{f.stem}.png"), img, [cv2.IMWRITE_PNG_COMPRESSION, 1])
         n += 1
     return n
@@ -180,15 +178,7 @@ def _start_on_device(args: argparse.Namespace):
 
     t0 = time.time()
     out = Path(os.environ.get("OUT", "/tmp/gpu_out"))
-    out.mkdir(parents=True, exist_ok=True)
-    log_file = open(out / "log.txt", "a")  # noqa: SIM115 (open for the whole run)
-
-    def log(*a):
-        s = f"[{time.time() - t0:6.1f}s] " + " ".join(str(x) for x in a)
-        print(s, flush=True)
-        log_file.write(s + "\n")
-        log_file.flush()
-
+    log = run_log(out, t0)
     os.environ["ROYAL_TABLE_CACHE"] = args.cache
     font_root = Path(args.fonts)
     if not (font_root / "usr").exists():
@@ -201,11 +191,29 @@ def _start_on_device(args: argparse.Namespace):
     return t0, out, log, ex
 
 
-def _save(state: dict, path: Path) -> None:
+def run_log(out: Path, t0: float):
+    """A device run's log: each line stamped with the seconds since `t0`, printed and
+    appended to `out`/log.txt (made if need be) at once, so a run cut short keeps its log;
+    its `close()` closes the file (a run inside another process, as tests make)."""
+    out.mkdir(parents=True, exist_ok=True)
+    log_file = open(out / "log.txt", "a")  # noqa: SIM115 (open for the whole run)
+
+    def log(*a) -> None:
+        s = f"[{time.time() - t0:6.1f}s] " + " ".join(str(x) for x in a)
+        print(s, flush=True)
+        log_file.write(s + "\n")
+        log_file.flush()
+
+    log.close = log_file.close
+    return log
+
+
+def save_state(state: dict, path: Path) -> None:
     """A state dict saved whole or not at all (the lease may end mid-write)."""
     import torch
 
-    torch.save({k: v.detach().cpu() for k, v in state.items()}, path.with_suffix(".tmp"))
+    torch.save({k: v.detach().cpu().contiguous() for k, v in state.items()},
+               path.with_suffix(".tmp"))
     os.replace(path.with_suffix(".tmp"), path)
 
 
@@ -347,7 +355,7 @@ def train_on_device(args: argparse.Namespace) -> None:
         return lv.float().cpu().numpy()
 
     def save() -> None:
-        _save(model.state_dict(), out / "index.pt")
+        save_state(model.state_dict(), out / "index.pt")
 
     while time.time() < t0 + args.gen_only:
         time.sleep(1.0)
@@ -495,7 +503,7 @@ def train_face_on_device(args: argparse.Namespace) -> None:
 
     def save() -> None:
         for n, m in models.items():
-            _save(m.state_dict(), out / f"face-{n}.pt")
+            save_state(m.state_dict(), out / f"face-{n}.pt")
 
     while time.time() < t0 + args.gen_only or pool.n == 0:
         time.sleep(1.0)

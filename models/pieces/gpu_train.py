@@ -214,29 +214,6 @@ def _check_training_only(designs: list[str], sets: list[str]) -> None:
         raise ValueError(f"not training piece sets: {bad} (tokens and procedural sets are code)")
 
 
-def _decode(buf: np.ndarray) -> np.ndarray:
-    """A packed BGRA image, transparent pixels black (WebP drops their colour)."""
-    import cv2
-
-    img = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
-    img[img[:, :, 3] == 0, :3] = 0
-    return img
-
-
-def _encode(img: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lossless WebP of a BGRA image, and the pixels (flat index, BGRA) `_decode` gets wrong."""
-    import cv2
-
-    if img.ndim != 3 or img.shape[2] != 4:
-        raise ValueError("expected a BGRA image")
-    ok, buf = cv2.imencode(".webp", img, [cv2.IMWRITE_WEBP_QUALITY, 101])  # > 100: lossless
-    if not ok:
-        raise RuntimeError("WebP encoding failed")
-    flat = img.reshape(-1, 4)
-    diff = np.nonzero((_decode(buf).reshape(-1, 4) != flat).any(1))[0].astype(np.int32)
-    return buf, diff, flat[diff]
-
-
 def encode_real(crop: np.ndarray) -> np.ndarray:
     """A real crop as lossy WebP (`REAL_QUALITY`)."""
     import cv2
@@ -267,7 +244,7 @@ def pack(dest: Path, designs: list[str] | None = None, sets: list[str] | None = 
     import cv2
 
     from models.renderer import pieces
-    from models.renderer.assets import build_card_cache, cache_dir
+    from models.renderer.assets import build_card_cache, cache_dir, webp_lossless
 
     d_designs, d_sets = pack_contents()
     designs = d_designs if designs is None else list(designs)
@@ -286,7 +263,7 @@ def pack(dest: Path, designs: list[str] | None = None, sets: list[str] | None = 
             files = [f for f in sorted((cache_dir() / kind / name).glob("*.png"))
                      if not f.name.startswith(".")]
             for f in files:
-                buf, idx, val = _encode(cv2.imread(str(f), cv2.IMREAD_UNCHANGED))
+                buf, idx, val = webp_lossless(cv2.imread(str(f), cv2.IMREAD_UNCHANGED))
                 (out / f"{f.stem}.webp").write_bytes(buf.tobytes())
                 if len(idx):
                     fix[f"{kind}/{name}/{f.stem}.idx"] = idx
@@ -369,7 +346,7 @@ def load_real(pack_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
 
 def _unpack_folder(job: tuple[str, str, str, str]) -> int:
     """One design's rasters or one set's sprites (and anchors) into the cache, as PNG."""
-    from models.renderer.assets import write_png_atomic
+    from models.renderer.assets import from_webp_lossless, write_png_atomic
 
     pack_dir, cache, kind, name = job
     src, out = Path(pack_dir) / kind / name, Path(cache) / kind / name
@@ -379,10 +356,10 @@ def _unpack_folder(job: tuple[str, str, str, str]) -> int:
     anchors = json.loads((src / "anchors.json").read_text()) if kind == "pieces" else {}
     n = 0
     for f in sorted(src.glob("*.webp")):
-        img = _decode(np.fromfile(str(f), np.uint8))
         key = f"{kind}/{name}/{f.stem}"
-        if f"{key}.idx" in keys:
-            img.reshape(-1, 4)[fix[f"{key}.idx"]] = fix[f"{key}.val"]
+        img = from_webp_lossless(np.fromfile(str(f), np.uint8),
+                                 *((fix[f"{key}.idx"], fix[f"{key}.val"]) if f"{key}.idx" in keys
+                                   else ()))
         if kind == "pieces":  # the renderer takes a sprite only with its anchor beside it
             (out / f"{f.stem}.txt").write_text(anchors[f.stem])
         write_png_atomic(out / f"{f.stem}.png", img)
@@ -473,14 +450,6 @@ def defocus_gpu(x, generator, p: float):
         m = pick & (sigma >= lo) & (sigma < hi)
         out = torch.where(m.view(n, 1, 1, 1), xb, out)
     return out
-
-
-def one_cycle(p: float, top: float) -> tuple[float, float]:
-    """torch's OneCycleLR as a function of the share of the training time gone: (lr, beta1);
-    the index reader's (`models.cards.gpu_index.one_cycle`)."""
-    from models.cards.gpu_index import one_cycle as cycle
-
-    return cycle(p, top)
 
 
 class CropPool:
@@ -658,15 +627,6 @@ def val_metrics(net, dev, cs) -> dict:
     return out
 
 
-def _save(state: dict, path: Path) -> None:
-    """A state dict saved whole or not at all (the lease may end mid-write)."""
-    import torch
-
-    torch.save({k: v.detach().cpu().contiguous() for k, v in state.items()},
-               path.with_suffix(".tmp"))
-    os.replace(path.with_suffix(".tmp"), path)
-
-
 def _init_worker() -> None:
     import cv2
 
@@ -679,17 +639,11 @@ def train_on_device(args: argparse.Namespace) -> dict:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
+    from models.cards.gpu_index import one_cycle, run_log, save_state
+
     t0 = time.time()
     out = Path(os.environ.get("OUT", "out"))
-    out.mkdir(parents=True, exist_ok=True)
-    log_file = open(out / "log.txt", "a")  # noqa: SIM115 (open for the whole run)
-
-    def log(*a) -> None:
-        s = f"[{time.time() - t0:6.1f}s] " + " ".join(str(x) for x in a)
-        print(s, flush=True)
-        log_file.write(s + "\n")
-        log_file.flush()
-
+    log = run_log(out, t0)
     if args.pack:
         os.environ["ROYAL_TABLE_CACHE"] = str(args.cache)  # the workers inherit it
     import torch
@@ -785,11 +739,11 @@ def train_on_device(args: argparse.Namespace) -> dict:
             last_ev, loss_sum, n_loss = now, 0.0, 0
         if now - last_ck > args.ckpt_every:
             last_ck = now
-            _save(net.state_dict(), out / "pieces.pt")
+            save_state(net.state_dict(), out / "pieces.pt")
     train_s = time.time() - t_start
     gen.tend(pool, log, stop=True)
     ex.shutdown(wait=False, cancel_futures=True)
-    _save(net.state_dict(), out / "pieces.pt")
+    save_state(net.state_dict(), out / "pieces.pt")
     if n_loss:
         losses.append({"t": round(time.time() - t0, 1), "step": step,
                        "loss": round(float(loss_sum) / n_loss, 4)})
@@ -821,7 +775,7 @@ def train_on_device(args: argparse.Namespace) -> dict:
     log(f"done: {step} steps ({summary['steps_per_s']}/s), {samples} samples from {pool.n} "
         f"crops of {scenes} scenes; validation top1 {m['top1']}, occupancy {m['occupancy']}, "
         f"kind+colour 3D {m['kind_colour_3d']}, 70-90 degrees {m['kind_colour_above_70']}")
-    log_file.close()
+    log.close()
     ex.shutdown(wait=True)  # the chunks still running when training ended: seconds at most
     return summary
 

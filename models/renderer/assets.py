@@ -104,6 +104,31 @@ def write_png_atomic(path: Path, img: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
+def from_webp_lossless(buf: np.ndarray, idx: np.ndarray | None = None,
+                       val: np.ndarray | None = None) -> np.ndarray:
+    """A BGRA image packed by `webp_lossless`: decoded, transparent pixels black (WebP drops
+    their colour), then the pixels it got wrong (`idx`, flat; `val`, BGRA) put back."""
+    img = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
+    img[img[:, :, 3] == 0, :3] = 0
+    if idx is not None and len(idx):
+        img.reshape(-1, 4)[idx] = val
+    return img
+
+
+def webp_lossless(img: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A BGRA image as lossless WebP, and the pixels (flat index, BGRA) that decoding gets
+    wrong, so that `from_webp_lossless` gives it back byte for byte (the GPU recipes' packs:
+    a machine without rsvg or the Debian piece sets rebuilds the cache from them)."""
+    if img.ndim != 3 or img.shape[2] != 4:
+        raise ValueError("expected a BGRA image")
+    ok, buf = cv2.imencode(".webp", img, [cv2.IMWRITE_WEBP_QUALITY, 101])  # > 100: lossless
+    if not ok:
+        raise RuntimeError("WebP encoding failed")
+    flat = img.reshape(-1, 4)
+    diff = np.nonzero((from_webp_lossless(buf).reshape(-1, 4) != flat).any(1))[0]
+    return buf, diff.astype(np.int32), flat[diff]
+
+
 def _fit(img: np.ndarray) -> np.ndarray:
     """Tighten a BGRA crop to its opaque part and scale it to CARD_W x CARD_H."""
     ys, xs = np.nonzero(img[:, :, 3] > 128)
