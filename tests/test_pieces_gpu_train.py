@@ -67,6 +67,21 @@ def test_chunks_begin_with_the_cpu_recipes_scenes_and_stay_clear_of_held_out_see
         chunks(400_000)
 
 
+def test_a_run_that_goes_on_from_another_sees_new_scenes_only():
+    from models.pieces.gpu_train import PARTS, chunks
+
+    first = {s for c in chunks(4000) for s in c.seeds}
+    later = chunks(4000, skip=4000)
+    seeds = [s for c in later for s in c.seeds]
+    assert len(seeds) == 4000 and not set(seeds) & first
+    start = {p.name: p.seed0 for p in PARTS}
+    for c in later:  # each part goes on right after the first run's share of its seeds
+        assert c.seeds[0] >= start[c.part] + len([s for d in chunks(4000) if d.part == c.part
+                                                  for s in d.seeds])
+    with pytest.raises(ValueError):
+        chunks(4000, skip=390_000)
+
+
 def test_the_pack_decodes_to_the_cache_byte_for_byte(small_pack):
     import cv2
 
@@ -215,3 +230,16 @@ def test_a_tiny_cpu_run_exports_a_model_the_scanner_reads(tmp_path, monkeypatch)
     assert reading.piece is None or reading.piece in CLASSES
     assert json.loads((tmp_path / "model" / "gpu_run.json").read_text())["steps"] == \
         summary["steps"]
+    # a second run goes on from the first's weights: before its first step it reads as they do
+    import torch
+
+    monkeypatch.setenv("OUT", str(tmp_path / "out2"))
+    assert main(["train", "--workers", "1", "--gen-only", "3", "--train", "0", "--stop-gen", "5",
+                 "--val-scenes", "2", "--scenes-per-chunk", "1", "--batch", "16",
+                 "--max-scenes", "40", "--skip-scenes", "40", "--device", "cpu",
+                 "--init", str(out / "pieces.pt")]) == 0
+    again = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    assert again["steps"] == 0 and again["init"] == str(out / "pieces.pt")
+    assert again["val"] == summary["val"]
+    a, b = (torch.load(d / "pieces.pt", weights_only=True) for d in (out, tmp_path / "out2"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

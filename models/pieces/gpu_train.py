@@ -137,17 +137,19 @@ def _part_chunks(part: Part, seed0: int, n: int, per_chunk: int, distractors: fl
 
 
 def chunks(n_scenes: int, proc_share: float = 0.65, above_share: float = 0.3,
-           per_chunk: int = 2, distractors: float = 0.12, scale: float = 1.8) -> list[Chunk]:
+           per_chunk: int = 2, distractors: float = 0.12, scale: float = 1.8,
+           skip: int = 0) -> list[Chunk]:
     """The training data, made without end: `n_scenes` scenes over the parts by their shares,
     in chunks of `per_chunk` scenes, interleaved in proportion (whatever is made first is a
-    mix). Each part's first chunks are the CPU recipe's scenes."""
+    mix). Each part's first chunks are the CPU recipe's scenes; `skip` passes over the first
+    `skip` scenes so (each part its share), so that a run continuing another sees new ones."""
     shares = part_shares(proc_share, above_share)
     parts = []
     for part in PARTS:
-        n = int(round(n_scenes * shares[part.name]))
-        if n > part.capacity:
-            raise ValueError(f"{part.name}: {n} scenes, at most {part.capacity}")
-        parts.append(_part_chunks(part, part.seed0, n, per_chunk, distractors, scale))
+        n, k = (int(round(v * shares[part.name])) for v in (n_scenes, skip))
+        if k + n > part.capacity:
+            raise ValueError(f"{part.name}: {k} + {n} scenes, at most {part.capacity}")
+        parts.append(_part_chunks(part, part.seed0 + k, n, per_chunk, distractors, scale))
     return [c for _, _, c in sorted(((i / len(ch), k, c) for k, ch in enumerate(parts)
                                      for i, c in enumerate(ch)), key=lambda t: (t[0], t[1]))]
 
@@ -670,7 +672,7 @@ def train_on_device(args: argparse.Namespace) -> dict:
         raise ValueError(f"--val-scenes {args.val_scenes}: too few to give any part one")
     futs_val = [ex.submit(render_chunk, c) for c in todo_val]
     gen = Generation(ex, chunks(args.max_scenes, *shares, args.scenes_per_chunk,
-                                args.distractors, args.distractor_scale))
+                                args.distractors, args.distractor_scale, args.skip_scenes))
 
     # CUDA is first touched here
     dev = torch.device(args.device or default_device())
@@ -689,7 +691,11 @@ def train_on_device(args: argparse.Namespace) -> dict:
     n_real = int(round(args.batch * args.real_share)) if len(yr) else 0
     if len(yr):
         log(f"{len(yr)} real crops, {n_real} of each batch of {args.batch}")
-    net = PieceNet(len(CLASSES)).to(dev).to(memory_format=torch.channels_last)
+    net = PieceNet(len(CLASSES))
+    if args.init:  # go on from an earlier run's weights (its pieces.pt)
+        net.load_state_dict(torch.load(args.init, map_location="cpu", weights_only=True))
+        log(f"starting from {args.init}")
+    net = net.to(dev).to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4,
                             fused=dev.type == "cuda")
 
@@ -768,6 +774,7 @@ def train_on_device(args: argparse.Namespace) -> dict:
         "workers": args.workers, "defocus": args.defocus, "distractors": args.distractors,
         "distractor_scale": args.distractor_scale, "shares": part_shares(*shares),
         "scenes_per_chunk": args.scenes_per_chunk, "pack": bool(args.pack),
+        "init": args.init, "skip_scenes": args.skip_scenes,
         "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else str(dev),
         "torch": torch.__version__,
     }
@@ -849,6 +856,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lr", type=float, default=4e-3, help="peak learning rate")
     t.add_argument("--max-scenes", type=int, default=40_000, help="scenes queued in all")
     t.add_argument("--scenes-per-chunk", type=int, default=2)
+    t.add_argument("--skip-scenes", type=int, default=0, help="pass over the first N scenes "
+                   "(each part its share): new scenes for a run that goes on from --init")
+    t.add_argument("--init", default=None, help="an earlier run's pieces.pt to start from")
     t.add_argument("--val-scenes", type=int, default=60)
     t.add_argument("--proc-share", type=float, default=0.65,
                    help="share of scenes with a procedurally varied set")
@@ -877,7 +887,7 @@ def main(argv: list[str] | None = None) -> int:
         n = unpack(Path(args.dir), Path(args.cache))
         print(f"{n} images into {args.cache}: set ROYAL_TABLE_CACHE={args.cache}")
     elif args.what == "train":
-        if min(args.gen_only, args.train, args.stop_gen) < 0:
+        if min(args.gen_only, args.train, args.stop_gen, args.skip_scenes) < 0:
             p.error("the budgets are seconds >= 0")
         if min(args.workers, args.val_scenes, args.scenes_per_chunk) < 1 or args.batch < 2:
             p.error("--workers, --val-scenes, --scenes-per-chunk >= 1 and --batch >= 2")
