@@ -247,14 +247,18 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     if clf.tokens is not None and cells and not any(m.present for m in matches.values()):
         clf.tokens = None
         rests = "; the token reader rests, no unit being a paper token"
-    if set(cells) - set(units):
-        return f"none: {when} a side's placement was still a question{rests}"
-    printed = printed_units(matches, units)
-    if 2 * printed > len(units):
+    # tokens first: a set mostly of printed tokens is not adapted to, its placement in doubt
+    # or not, and the note should say so (a unit whose kind is in doubt counts where its
+    # print was read surely: s16 with the stage-9 model, a bishop token read as a pawn)
+    printed = printed_units(matches, units) + sum(
+        1 for c in cells if c not in units and c in matches and matches[c].sure)
+    if 2 * printed > len(cells):
         scale = clf.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
-        return f"none: {when} {printed} of {len(units)} units were paper " \
+        return f"none: {when} {printed} of {len(cells)} units were paper " \
                f"tokens read by their print{printed_at}"
+    if set(cells) - set(units):
+        return f"none: {when} a side's placement was still a question{rests}"
     try:
         info = adapt_from_setup(clf, image, camera, units)
     except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one

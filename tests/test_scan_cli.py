@@ -77,43 +77,51 @@ def test_a_video_no_frame_of_which_decodes_is_a_clear_error(profile, tmp_path, c
     assert "no frame read" in err and "cut short" in err and "Traceback" not in err
 
 
-def _armies() -> list[str]:
-    armies = next(read_truth(VIDEO / "truth.jsonl.gz"))["position"]["armies"]
+def _armies(video: Path = VIDEO) -> list[str]:
+    armies = next(read_truth(video / "truth.jsonl.gz"))["position"]["armies"]
     return [",".join(armies["white"]), ",".join(armies["black"])]
 
 
-def test_scan_adapts_the_piece_classifier_once_the_armies_stand(capsys, monkeypatch):
-    """With the armies given, the set-up view (every unit on its set-up card) teaches the
-    classifier the players' set; the run says when, from how many units, and how long it took
-    (issue: at most 30 s on one core). With the fixture's own profile, as `scan fixtures`
-    runs it: with the module's profile from 4 clicked corners the session-19 piece model
-    leaves white's placement a question at the set-up view, and then nothing is learnt.
-    The fixture's units are paper tokens, which are read by their print and not adapted to;
-    then the token reader is told it saw none, as for a set of pieces."""
-    rows = list(read_truth(VIDEO / "truth.jsonl.gz"))
+def _to_setup(video: Path) -> tuple[list[str], int]:
+    """`scan` of `video` with its own profile and armies (as `scan fixtures` runs it), up to
+    40 frames past the first with all 8 units on the table."""
+    rows = list(read_truth(video / "truth.jsonl.gz"))
     placed = next(i for i, r in enumerate(rows)
                   if sum(bool(c.get("unit")) for c in r["cells"].values()) == 8)
-    argv = ["scan", str(VIDEO / "game.mp4"), "--profile", str(VIDEO / "profile.json"), "--json",
-            "--armies", *_armies(), "--max-frames", str(placed + 40)]
+    return ["scan", str(video / "game.mp4"), "--profile", str(video / "profile.json"), "--json",
+            "--armies", *_armies(video), "--max-frames", str(placed + 40)], placed
+
+
+def test_scan_adapts_the_piece_classifier_once_the_armies_stand(capsys):
+    """With the armies given, the set-up view (every unit on its set-up card) teaches the
+    classifier the players' set; the run says when, from how many units, and how long it took
+    (issue: at most 30 s on one core), and the token reader rests with no unit a paper token.
+    On a held-out 3D set (lathe pieces) whose placement the stage-9 model reads right."""
+    argv, placed = _to_setup(VIDEO.parent / "game-s42-heldout-plastic-lathe")
+    assert main(argv) == 0
+    note = json.loads(capsys.readouterr().out)["piece_adaptation"]
+    assert note.startswith("at frame "), note
+    assert int(note.split()[2]) >= placed  # not before the units stood there
+    assert "from 8 units" in note
+    import re
+
+    assert float(re.search(r" in ([0-9.]+) s", note).group(1)) < 30.0
+    assert note.endswith("the token reader rests, no unit being a paper token"), note
+    assert main(argv + ["--no-adapt"]) == 0
+    assert json.loads(capsys.readouterr().out)["piece_adaptation"] == "none: --no-adapt"
+
+
+def test_scan_does_not_adapt_to_paper_tokens_read_by_their_print(capsys):
+    """The fixture's units are paper tokens, read by their print and never adapted to; the
+    note says so even where a unit's kind is still asked at the set-up view (with the
+    stage-9 model one black bishop token reads as a pawn there, and black's placement is a
+    question)."""
+    argv, placed = _to_setup(VIDEO)
     assert main(argv) == 0
     note = json.loads(capsys.readouterr().out)["piece_adaptation"]
     assert note.endswith("units were paper tokens read by their print"), note
     assert int(note.split()[3]) >= placed
-    import scanner.piece_adapt
-
-    monkeypatch.setattr(scanner.piece_adapt, "token_matches", lambda *a, **k: {})
-    assert main(argv) == 0
-    note = json.loads(capsys.readouterr().out)["piece_adaptation"]
-    assert note.startswith("at frame "), note
-    frame = int(note.split()[2])
-    assert frame >= placed  # not before the units stood there
-    import re
-
-    assert float(re.search(r" in ([0-9.]+) s", note).group(1)) < 30.0
-    # no unit a token: the token reader rests for the rest of the game
-    assert note.endswith("the token reader rests, no unit being a paper token"), note
-    assert main(argv + ["--no-adapt"]) == 0
-    assert json.loads(capsys.readouterr().out)["piece_adaptation"] == "none: --no-adapt"
+    assert int(note.split()[4]) > int(note.split()[6]) / 2  # "N of M units": most of them
 
 
 def test_scan_without_armies_does_not_adapt_on_its_own_guesses(profile, capsys):
