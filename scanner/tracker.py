@@ -634,6 +634,8 @@ class GameTracker:
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
+        if self._seen_before_its_turn(diff, seen):
+            return True
         # a movement card always carries the unit that moved onto it: a card seen where no unit
         # stands was not laid this turn (a misread, or a card knocked aside) and ends no turn
         laid = [k[:-5] for k, (_old, new) in diff.items()
@@ -750,6 +752,36 @@ class GameTracker:
             return False
         last = self._last_move_frame(side=unit.split("-")[0])
         return last is not None and since <= last
+
+    def _seen_before_its_turn(self, diff: dict, seen: dict) -> bool:
+        """A card read surely where an open question asks which card a side's move laid, the
+        unit that laid it still on it, and read so before that side's next initiative card
+        lay: no move of that side could lay it since, so it is the question's card seen
+        better, and settles it (v3-s173: an orell 8H under a black token read JK 44 %, JH 35 %,
+        KH 14 % for 25 frames, went on with as JK; read 8H at 99 % as the next round's
+        initiative cards came, it was taken for a second card black laid there, and black's
+        next move came a turn late). True where a question was settled."""
+        for key, (_old, new) in diff.items():
+            if not key.endswith(".card") or new in (None, UNREAD):
+                continue
+            cell = key[:-5]
+            unit = self.state.units.get(parse_cell(cell))
+            if unit is None or not str(seen.get(f"{cell}.unit")).startswith(unit.side.value):
+                continue
+            side = unit.side.value
+            q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
+                      and q.entry == self._last_laid_on(cell)
+                      and q.event.text.startswith(side + " ")), None)
+            pile = self._card_since.get(f"init.{side}")
+            since = self._card_since.get(key)
+            if q is None or pile is None or since is None or not q.event.frame < pile \
+                    or not since < pile:
+                continue
+            if self._settle(q, new, f"read as {q.chosen} under its unit, then as {new} before "
+                            f"{side}'s next initiative card: the same card seen better; "
+                            "check it"):
+                return True
+        return False
 
     def _last_event_frame(self) -> int:
         """The latest frame any event was logged at (-1 before any; events may be logged out

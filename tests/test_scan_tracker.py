@@ -2506,3 +2506,48 @@ def test_a_unit_that_moved_onto_a_card_read_as_the_old_one_laid_a_new_card(seed)
     tracker = _track(steps, seed, edit=lambda f: _blur_card(f, to, laid, reads))
     texts = [e.text for e in tracker.events]
     assert texts == truth_events(steps), tracker.holding
+
+
+def _move_before_the_others_initiative(steps):
+    """A move (to a card no joker) after which its side moves no more until the next round,
+    whose first initiative card is the other side's: (step, cell, card laid, side)."""
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] != "move" or words[3] == "JK":
+            continue
+        side = words[0]
+        for later, _ in steps[i + 1:]:
+            w = later.split()
+            if w[1] == "initiative":
+                if w[0] != side:
+                    return i, words[2].split("-")[1], words[3], side
+                break
+            if w[0] == side and w[1] == "move":
+                break
+    raise AssertionError("no such move")
+
+
+# (seeds 1 and 2: the move waits for the sure read and no question is asked)
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_card_read_surely_before_its_sides_next_initiative_answers_the_question(seed):
+    # session 30, v3-s173: an orell 8H laid under a black token read JK 44 %, JH 35 %, KH 14 %
+    # until the next round's initiative cards came, then 8H at 99 %: taken for a second card
+    # black laid there, and the game fell a turn behind. No move of black's could lay it
+    # before black's initiative card of the new round: it is the question's card seen better.
+    steps = record_game(seed)
+    i, to, laid, side = _move_before_the_others_initiative(steps)
+    other = "black" if side == "white" else "white"
+    pile = steps[i][1]["initiative"][other]  # the other side's card while the move is read
+    reads = [("JK", 0.44), ("JH" if laid != "JH" else "JD", 0.35),
+             ("KH" if laid != "KH" else "KD", 0.14)]
+
+    def edit(frame):
+        init = frame.initiative.get(other)
+        if init is not None and init.card == pile:
+            _blur_card(frame, to, laid, reads)
+
+    tracker = _track(steps, seed, edit=edit)
+    texts = [e.text for e in tracker.events]
+    assert texts == truth_events(steps), tracker.holding
+    event = next(e for e in tracker.events if e.text == steps[i][0])
+    assert event.question is None and any("seen better" in f for f in event.flags)
