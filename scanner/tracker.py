@@ -1237,6 +1237,8 @@ class GameTracker:
             # 55 %, and the game's last removal was never seen)
             if f"{cell}.card" in diff and diff[f"{cell}.card"][1] != UNREAD:
                 continue
+            if self._covered_own_card(cell, old, diff):
+                continue
             # (a move lays a card where the unit goes: a unit read not firmly next door, on
             # the very card the engine has there, is a face card's picture; s42: a plastic
             # AC's big pip read as a black rook at 78 % held the removal beside it 130 frames)
@@ -1284,6 +1286,24 @@ class GameTracker:
             self._removals.append((event, unit.side, origin))
             return True
         return False
+
+    def _covered_own_card(self, cell: str, unit: str, diff: dict) -> bool:
+        """The unit gone from `cell` as the card there reads unsure but leaning (LEAN) to a
+        card of the other colour than the engine's: a card laid over it, and a card is laid
+        only under the unit that moves onto it, so the unit covered its own card and was
+        misread as gone, not taken off (val-s35 with the stage-9 piece model: a white paper
+        queen on the QD it laid on c2, read empty at 62 %, the QD read QD 94 % and unsure,
+        was taken off as hit before its side had moved). A bare card a unit was taken off
+        may lean to the joker (val-s58: a JC read JK 55 %): a joker, read or believed, says
+        nothing here."""
+        key = f"{cell}.card"
+        read = self._last_read.get(key)
+        if key not in diff or diff[key][1] != UNREAD or read is None or not read.candidates:
+            return False
+        top, p = read.candidates[0]
+        engine = self._engine_card(key)
+        return p >= LEAN and engine not in (None, "JK") and top != "JK" \
+            and not may_be_same(top, engine)
 
     def _removal_place(self, diff: dict) -> int:
         """Where a removal goes in the event log. Only an attack takes a unit off, and only
