@@ -1237,7 +1237,7 @@ class GameTracker:
             # 55 %, and the game's last removal was never seen)
             if f"{cell}.card" in diff and diff[f"{cell}.card"][1] != UNREAD:
                 continue
-            if self._covered_own_card(cell, old, diff):
+            if self._covered_own_card(cell, diff):
                 continue
             # (a move lays a card where the unit goes: a unit read not firmly next door, on
             # the very card the engine has there, is a face card's picture; s42: a plastic
@@ -1287,7 +1287,7 @@ class GameTracker:
             return True
         return False
 
-    def _covered_own_card(self, cell: str, unit: str, diff: dict) -> bool:
+    def _covered_own_card(self, cell: str, diff: dict) -> bool:
         """The unit gone from `cell` as the card there reads unsure but leaning (LEAN) to a
         card of the other colour than the engine's: a card laid over it, and a card is laid
         only under the unit that moves onto it, so the unit covered its own card and was
