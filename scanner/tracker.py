@@ -248,6 +248,7 @@ class GameTracker:
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._empty_read_at: dict[str, int] = {}  # the last frame a cell's piece read empty
+        self._unit_read_at: dict[str, int] = {}  # the last frame a cell's piece read a unit
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._card_since: dict[str, int] = {}  # frame a card key's belief last changed
@@ -367,6 +368,7 @@ class GameTracker:
                 self._piece_reads[name] = cell.piece
                 if cell.piece.piece not in (None, "empty"):
                     self._kinds_seen[name] = cell.piece.piece
+                    self._unit_read_at[name] = reading.frame_index
                 if cell.piece.occupied is False:
                     self._empty_read_at[name] = reading.frame_index
         if self.questions:
@@ -1282,7 +1284,7 @@ class GameTracker:
             self._attack_view(cell, unit.side)
             self._remove_unit(cell)
             event = TableEvent(frame, f"{who} removed {cell}", "removed", flags)
-            self.events.insert(self._removal_place(diff), event)
+            self.events.insert(self._removal_place(diff, cell, unit.side), event)
             self._removals.append((event, unit.side, origin))
             return True
         return False
@@ -1305,7 +1307,8 @@ class GameTracker:
         return p >= LEAN and engine not in (None, "JK") and top != "JK" \
             and not may_be_same(top, engine)
 
-    def _removal_place(self, diff: dict) -> int:
+    def _removal_place(self, diff: dict, cell: str | None = None, side: Side | None = None
+                       ) -> int:
         """Where a removal goes in the event log. Only an attack takes a unit off, and only
         the unit that moved attacks: a removal seen after a new round's initiative cards, with
         no move since and none under way (no card and no unit newly seen anywhere), was the
@@ -1318,8 +1321,40 @@ class GameTracker:
                         for k, (_old, new) in diff.items())
         if at == len(self.events) or at == 0 or under_way \
                 or self.events[at - 1].kind not in ("move", "removed"):
-            return len(self.events)
-        return at
+            at = len(self.events)
+        return self._taken_off_earlier(cell, side, at)
+
+    def _taken_off_earlier(self, cell: str | None, side: Side | None, at: int) -> int:
+        """Where a removal goes whose unit was last read on its cell before a later enemy move
+        was logged: right after the enemy's last move logged before that read, where the unit
+        that made it stands next to the cell and reaches it, and the removed unit's side has
+        not moved since. The cell read unsure from that attack on, and empty only as the
+        enemy's next move came (val-s19: a black bishop hit from a1 was logged taken off
+        after white's next move, a round late). Else `at`."""
+        seen = self._unit_read_at.get(cell) if cell is not None else None
+        if seen is None or side is None:
+            return at
+        enemy = side.other.value
+        k = next((i for i in range(at - 1, -1, -1) if self.events[i].kind == "move"
+                  and self.events[i].text.startswith(enemy + " ")
+                  and self.events[i].frame <= seen), None)
+        if k is None or k == at - 1 or any(
+                e.kind == "move" and e.text.startswith(side.value + " ")
+                for e in self.events[k + 1:at]):
+            return at
+        if not any(e.kind == "move" and e.text.startswith(enemy + " ")
+                   for e in self.events[k + 1:at]):
+            return at  # no later enemy move: the removal is not late
+        dest = where = self.events[k].text.split()[2].split("-")[1]
+        for e in self.events[k + 1:at]:  # that unit may have moved on since: follow it
+            if e.kind == "move" and e.text.startswith(enemy + " ") \
+                    and e.text.split()[2].split("-")[0] == where:
+                where = e.text.split()[2].split("-")[1]
+        mover = self.state.units.get(parse_cell(where))
+        if mover is None or mover.side is side or not _reaches(
+                mover.kind, parse_cell(dest), parse_cell(cell)):
+            return at
+        return k + 1
 
     def _there_before(self, n: str, cell: str, last: int) -> bool:
         """The unit seen on `n` was seen there at the last event (frame `last`, -1 before

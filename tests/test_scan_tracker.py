@@ -2594,3 +2594,51 @@ def test_a_unit_read_gone_as_its_cell_takes_a_new_card_covered_its_own_card(seed
     assert len(seen) > 8  # (the edit did bite)
     texts = [e.text for e in tracker.events]
     assert texts == truth_events(steps), tracker.holding
+
+
+def _removal_before_the_attackers_next_move(steps):
+    """A removal after which the attacker's side moves next, with a unit that could have
+    taken it off too: (removed unit as read, its cell, that move's cell and card)."""
+    from engines.royal_battles import parse_cell
+    from scanner.tracker import _reaches
+
+    events = truth_events(steps)
+    after = {a: pos for a, pos in steps}
+    for i, e in enumerate(events):
+        w = e.split()
+        if w[2:3] != ["removed"]:
+            continue
+        prev = next((x for x in reversed(events[:i]) if x.split()[1] == "move"), None)
+        nxt = next((x for x in events[i + 1:] if x.split()[1] == "move"), None)
+        if not (prev and nxt and prev.split()[0] == nxt.split()[0] != w[0]):
+            continue
+        dest = nxt.split()[2].split("-")[1]
+        kind = after[nxt]["board"][dest]["unit"]["kind"]
+        if _reaches(kind, parse_cell(dest), parse_cell(w[3])):
+            return f"{w[0]}-{w[1]}", w[3], dest, nxt.split()[3]
+    raise AssertionError("no such removal")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4, 11, 15])
+def test_a_removal_read_unsure_until_the_attackers_next_move_goes_after_the_attack(seed):
+    # session 30, val-s19: a black bishop hit from a1 read unsure on its cell until white's
+    # next move, a round later, and its removal was logged after that move. It was last
+    # read there before the attack that could take it off: that attack took it.
+    from scanner.detections import PieceReading
+
+    steps = record_game(seed)
+    unit, cell, dest, card = _removal_before_the_attackers_next_move(steps)
+    frames = frames_of(steps, _empty(steps), seed=seed)
+    laid = next(i for i, f in enumerate(frames)
+                if f.cells[dest].card is not None and f.cells[dest].card.card == card)
+    last = max(i for i, f in enumerate(frames[:laid])
+               if f.cells[cell].piece is not None and f.cells[cell].piece.piece == unit)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    blurred = 0
+    for i, frame in enumerate(frames):
+        if last < i < laid and not frame.occluded:
+            frame.cells[cell].piece = PieceReading(None, 0.55)  # neither the unit nor empty
+            blurred += 1
+        tracker.update(frame)
+    assert blurred > 10
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
