@@ -90,6 +90,7 @@ from .open_questions import (
 SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
 RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
 TOGETHER = 2  # frames: a card laid and a unit gone beside it, believed this close, are one move
+GONE_UNSURE = 12  # unclouded frames a unit's cell read unsure before a later move: it was gone
 
 
 @dataclass
@@ -249,6 +250,8 @@ class GameTracker:
         self._piece_reads: dict[str, object] = {}  # the last PieceReading per cell
         self._empty_read_at: dict[str, int] = {}  # the last frame a cell's piece read empty
         self._unit_read_at: dict[str, int] = {}  # the last frame a cell's piece read a unit
+        # frames a cell's piece read unsure since (the first GONE_UNSURE of them)
+        self._unsure_since_unit: dict[str, list[int]] = {}
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._card_since: dict[str, int] = {}  # frame a card key's belief last changed
@@ -369,6 +372,11 @@ class GameTracker:
                 if cell.piece.piece not in (None, "empty"):
                     self._kinds_seen[name] = cell.piece.piece
                     self._unit_read_at[name] = reading.frame_index
+                    self._unsure_since_unit[name] = []
+                elif cell.piece.piece is None and cell.piece.occupied is not False:
+                    run = self._unsure_since_unit.setdefault(name, [])
+                    if len(run) < GONE_UNSURE:
+                        run.append(reading.frame_index)
                 if cell.piece.occupied is False:
                     self._empty_read_at[name] = reading.frame_index
         if self.questions:
@@ -1326,11 +1334,14 @@ class GameTracker:
 
     def _taken_off_earlier(self, cell: str | None, side: Side | None, at: int) -> int:
         """Where a removal goes whose unit was last read on its cell before a later enemy move
-        was logged: right after the enemy's last move logged before that read, where the unit
-        that made it stands next to the cell and reaches it, and the removed unit's side has
-        not moved since. The cell read unsure from that attack on, and empty only as the
-        enemy's next move came (val-s19: a black bishop hit from a1 was logged taken off
-        after white's next move, a round late). Else `at`."""
+        was logged, the cell read unsure, neither the unit nor empty, on GONE_UNSURE unclouded
+        frames before that move: right after the enemy's last move logged before that read,
+        where the unit that made it (followed to where it stands) reaches the cell, and the
+        removed unit's side has not moved since. The cell read unsure from that attack on,
+        and empty only as the enemy's next move came (val-s19: a black bishop hit from a1
+        was logged taken off after white's next move, a round late). Else `at`. (A unit
+        last read just before the later move, its cell clouded by the hands making it, was
+        that move's to take: s4, s51.)"""
         seen = self._unit_read_at.get(cell) if cell is not None else None
         if seen is None or side is None:
             return at
@@ -1342,9 +1353,12 @@ class GameTracker:
                 e.kind == "move" and e.text.startswith(side.value + " ")
                 for e in self.events[k + 1:at]):
             return at
-        if not any(e.kind == "move" and e.text.startswith(enemy + " ")
-                   for e in self.events[k + 1:at]):
+        later = next((e.frame for e in self.events[k + 1:at]
+                      if e.kind == "move" and e.text.startswith(enemy + " ")), None)
+        if later is None:
             return at  # no later enemy move: the removal is not late
+        if sum(f < later for f in self._unsure_since_unit.get(cell, [])) < GONE_UNSURE:
+            return at
         dest = where = self.events[k].text.split()[2].split("-")[1]
         for e in self.events[k + 1:at]:  # that unit may have moved on since: follow it
             if e.kind == "move" and e.text.startswith(enemy + " ") \
