@@ -1346,24 +1346,25 @@ class GameTracker:
         if seen is None or side is None:
             return at
         enemy = side.other.value
-        k = next((i for i in range(at - 1, -1, -1) if self.events[i].kind == "move"
-                  and self.events[i].text.startswith(enemy + " ")
+
+        def move_of(e: TableEvent, who: str) -> bool:
+            return e.kind == "move" and e.text.startswith(who + " ")
+
+        k = next((i for i in range(at - 1, -1, -1) if move_of(self.events[i], enemy)
                   and self.events[i].frame <= seen), None)
-        if k is None or k == at - 1 or any(
-                e.kind == "move" and e.text.startswith(side.value + " ")
-                for e in self.events[k + 1:at]):
+        if k is None or k == at - 1 or any(move_of(e, side.value)
+                                           for e in self.events[k + 1:at]):
             return at
-        later = next((e.frame for e in self.events[k + 1:at]
-                      if e.kind == "move" and e.text.startswith(enemy + " ")), None)
+        later = next((e.frame for e in self.events[k + 1:at] if move_of(e, enemy)), None)
         if later is None:
             return at  # no later enemy move: the removal is not late
-        if sum(f < later for f in self._unsure_since_unit.get(cell, [])) < GONE_UNSURE:
+        unsure = self._unsure_since_unit.get(cell, [])  # its first GONE_UNSURE frames, in order
+        if len(unsure) < GONE_UNSURE or unsure[-1] >= later:
             return at
-        dest = where = self.events[k].text.split()[2].split("-")[1]
+        dest = where = _lays_on(self.events[k].text)
         for e in self.events[k + 1:at]:  # that unit may have moved on since: follow it
-            if e.kind == "move" and e.text.startswith(enemy + " ") \
-                    and e.text.split()[2].split("-")[0] == where:
-                where = e.text.split()[2].split("-")[1]
+            if move_of(e, enemy) and e.text.split()[2].split("-")[0] == where:
+                where = _lays_on(e.text)
         mover = self.state.units.get(parse_cell(where))
         if mover is None or mover.side is side or not _reaches(
                 mover.kind, parse_cell(dest), parse_cell(cell)):

@@ -47,7 +47,7 @@ VALIDATION_GAMES_2 = {
 }
 # a third set, filmed in session 29 to check that session's tracker changes on games no choice
 # had looked at (session 28's tracker read them 521/577 with 23 spurious events); three of that
-# session's later changes were then chosen with it too
+# session's later changes were then chosen with it too, and session 30's piece model and rules
 VALIDATION_GAMES_3 = {
     "v3-s131-nicu-brutalchess": (131, 13131, "kde-nicu-white", "brutalchess"),
     "v3-s137-berlin-tokens": (137, 13737, "gnome-berlin", "paper-token"),
