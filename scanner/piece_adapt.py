@@ -202,13 +202,16 @@ def token_matches(clf: PieceClassifier, image: np.ndarray, camera, cells: list[s
     return {cell: clf.tokens.match(view) for cell, view in views.items()}
 
 
-def printed_units(matches: dict[str, object], units: dict[str, str]) -> int:
+def printed_units(matches: dict[str, object], units: dict[str, str],
+                  doubted: list[str] = ()) -> int:
     """How many of the `units` (cell -> "white-knight") `token_matches` found printed on their
-    cells, as the units they are: the printed tokens need no adapting to (their print is known),
+    cells, as the units they are, and of the `doubted` cells (a unit whose kind is still asked)
+    how many it read surely: the printed tokens need no adapting to (their print is known),
     and adapting the classifier to them cost the tokens validation game 5 of 81 moves (its
     set head, learnt from the set-up view, later read bare cards as still occupied)."""
     return sum(1 for cell, unit in units.items()
-               if cell in matches and matches[cell].sure and matches[cell].piece == unit)
+               if cell in matches and matches[cell].sure and matches[cell].piece == unit) \
+        + sum(1 for cell in doubted if cell in matches and matches[cell].sure)
 
 
 def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: dict) -> dict:
@@ -250,8 +253,7 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     # tokens first: a set mostly of printed tokens is not adapted to, its placement in doubt
     # or not, and the note should say so (a unit whose kind is in doubt counts where its
     # print was read surely: s16 with the stage-9 model, a bishop token read as a pawn)
-    printed = printed_units(matches, units) + sum(
-        1 for c in cells if c not in units and c in matches and matches[c].sure)
+    printed = printed_units(matches, units, [c for c in cells if c not in units])
     if 2 * printed > len(cells):
         scale = clf.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"

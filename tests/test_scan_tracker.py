@@ -2555,7 +2555,8 @@ def test_a_card_read_surely_before_its_sides_next_initiative_answers_the_questio
 
 def _move_in_place_first_in_its_round(steps):
     """A move that lays its card on the unit's own cell (no joker laid or covered), made
-    first in its round, right after the initiative cards: (step, cell, card laid)."""
+    right after an initiative card or a draw (its side's turn just begun, as a rule):
+    (step, cell, card laid)."""
     prev = steps[0][1]
     for i, (action, pos) in enumerate(steps):
         words = action.split()
