@@ -9,14 +9,20 @@ turns settled changes into events. Prints the event log and the final position; 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import pickle
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from engines.royal_battles import Phase, Side
+
+RECORDING_VERSION = 1  # bump when TableReading changes shape: old recordings are refused
+READINGS_FILE = "readings.pkl.gz"  # a game's recorded readings, in its fixture folder
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +55,17 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="with --truth (or `fixtures`, `validation`): also count how the "
                         "table page would offer each event, from one reading against the "
                         "camera's tracker (`webui.table.tracking.offered_events`)")
+    parser.add_argument("--record", action="store_true",
+                        help="also save every frame's reading (what the tracker is fed) beside the "
+                        "run: to --record-to, or for `fixtures` and `validation*` into each game's "
+                        "folder (readings.pkl.gz); `--replay` then re-runs the tracker on them "
+                        "without the video or the models")
+    parser.add_argument("--record-to", help="where --record writes a single source's readings")
+    parser.add_argument("--replay", action="store_true",
+                        help="SOURCE is a readings file --record wrote (for `fixtures` and "
+                        "`validation*`: replay each game's recorded readings); the tracker runs "
+                        "on them alone, so a tracker change is measured in seconds. The "
+                        "latencies printed are those recorded with the readings")
     parser.add_argument("--jobs", type=int, default=2,
                         help="`scan fixtures`: videos scanned at once (one process each)")
     g = parser.add_argument_group("bench options (`scan bench`)")
@@ -142,14 +159,21 @@ def _truth_armies(truth: Path) -> list[str]:
     return [",".join(armies["white"]), ",".join(armies["black"])]
 
 
-def _scan_fixture(folder: Path, models: str | None, page: bool = False) -> dict:
+def _scan_fixture(folder: Path, models: str | None, page: bool = False, record: bool = False,
+                  replay: bool = False) -> dict:
     """One fixture video scanned in its own process (onnxruntime and OpenCV each on one core)
-    against its truth, with its profile and armies: the comparison, or the error."""
+    against its truth, with its profile and armies: the comparison, or the error. `record`:
+    keep its readings in the folder; `replay`: the tracker over the readings kept there."""
     import subprocess
 
-    cmd = [sys.executable, "-m", "webui.cli", "scan", str(folder / "game.mp4"),
+    source = folder / (READINGS_FILE if replay else "game.mp4")
+    cmd = [sys.executable, "-m", "webui.cli", "scan", str(source),
            "--profile", str(folder / "profile.json"), "--truth", str(folder / "truth.jsonl.gz"),
            "--armies", *_truth_armies(folder / "truth.jsonl.gz"), "--json"]
+    if replay:
+        cmd += ["--replay"]
+    elif record:
+        cmd += ["--record", "--record-to", str(folder / READINGS_FILE)]
     if models:
         cmd += ["--models", models]
     if page:
@@ -193,6 +217,8 @@ def validation(args: argparse.Namespace, scan=_scan_fixture, number: int = 1) ->
     games, folder = VALIDATION_SETS[number]
     root = cache_dir().parent / folder
     for name, (seed, scene_seed, design, piece_set) in games.items():
+        if getattr(args, "replay", False):
+            continue  # the recorded readings stand in for the films
         _filmed(root / name, seed, scene_seed, "train", design, piece_set, (960, 540),
                 MAX_ROUNDS)
     return fixtures(args, scan, [root / name for name in games])
@@ -213,7 +239,9 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
         return _fail(f"no fixture videos under {ROOT / 'videos'}")
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         page = getattr(args, "page", False)
-        rows = list(pool.map(lambda f: scan(f, args.models, page), folders))
+        # (only the flags asked for are passed: a stand-in scan need not know them)
+        keep = {k: True for k in ("record", "replay") if getattr(args, k, False)}
+        rows = list(pool.map(lambda f: scan(f, args.models, page, **keep), folders))
     good = [r for r in rows if "error" not in r]
     totals = {k: sum(r[k] for r in good) for k in ("moves_recovered", "moves", "spurious_events")}
     offers = [r["page_offers"] for r in good if r.get("page_offers")]
@@ -239,6 +267,114 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
     return 0 if len(good) == len(rows) else 2
 
 
+class Following:
+    """The tracker fed frame by frame, with what `--truth` compares and what `--record` keeps:
+    one object for a live scan and for the replay of a recording, so both score alike."""
+
+    def __init__(self, armies, truth_rows: list[dict], page: bool, record: bool) -> None:
+        from .evaluate import SettledFrames
+        from .tracker import GameTracker
+
+        self.tracker = GameTracker(armies)
+        self.truth_rows = truth_rows
+        self.page = page
+        self.readings: list = []  # for --page
+        self.record = record
+        # --record: one pickle stream over the frames, so a reading an incremental scanner
+        # repeats unchanged is the same object again on replay (the tracker counts a read
+        # once by its identity)
+        self._stream = io.BytesIO()
+        self._pickler = pickle.Pickler(self._stream, protocol=pickle.HIGHEST_PROTOCOL)
+        self.latencies: list[float] = []
+        self.cpu_times: list[float] = []
+        self.settled = SettledFrames()
+        self.frames = 0
+
+    def update(self, reading) -> float:
+        """Feed one frame's reading to the tracker; returns the seconds spent keeping it for
+        --record (pickled before the tracker sees it), which the caller leaves out of the
+        frame's latency."""
+        spent = 0.0
+        if self.record:
+            t = time.perf_counter()
+            self._pickler.dump(reading)
+            spent = time.perf_counter() - t
+        self.tracker.update(reading)
+        if self.page:
+            self.readings.append(reading)
+        return spent
+
+    def close_frame(self, reading, latency_ms: float, cpu_ms: float) -> None:
+        """After the frame: its timing, and its settled-frame comparison with the truth."""
+        from .evaluate import reading_table, truth_table
+        from .tracker import visible_table
+
+        self.latencies.append(latency_ms)
+        self.cpu_times.append(cpu_ms)
+        rows, n = self.truth_rows, self.frames
+        if rows and n < len(rows) and rows[n].get("settled"):
+            self.settled.settled(truth_table(rows[n]), reading_table(reading),
+                                 visible_table(self.tracker.state))
+        else:
+            self.settled.unsettled()
+        self.frames += 1
+
+    def save(self, path: Path, meta: dict) -> None:
+        """Write the recorded readings (pickles of this code's TableReading: replay them with
+        the same version of the scanner's types; re-record after changing them)."""
+        import gzip
+
+        with gzip.open(path, "wb", compresslevel=3) as f:
+            pickle.dump({"version": RECORDING_VERSION, **meta, "frames": self.frames,
+                         "stream": self._stream.getvalue(), "latencies_ms": self.latencies,
+                         "cpu_ms": self.cpu_times}, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def result(self, source: str, source_state, source_message: str, registration: str,
+               adaptation: str) -> dict:
+        """The event log, final position and, with a truth, the comparison."""
+        from engines.royal_battles.position import to_json
+
+        from .evaluate import summary, truth_events
+
+        self.settled.unsettled()
+        tracker = self.tracker
+        result = {
+            "source": source,
+            "frames": self.frames,
+            "source_state": source_state,
+            "source_message": source_message,
+            "registration": registration,
+            "piece_adaptation": adaptation,
+            "events": [e.to_json() for e in tracker.events],
+            "holding": tracker.holding,
+            "open_questions": tracker.open_questions(),
+            "position": to_json(tracker.state),
+        }
+        if self.truth_rows:
+            # an open question's event is the likeliest reading, not a claim: counted apart
+            want = truth_events(self.truth_rows)
+            # a re-read is no game event: it is counted apart too
+            asserted = [e.text for e in tracker.events
+                        if e.question is None and e.kind != "re-read"]
+            asked = [e.text for e in tracker.events if e.question is not None]
+            s = self.settled
+            c = summary(asserted, want, s.frames, s.read_right, self.latencies,
+                        s.tracked_right, self.cpu_times, s.recorded_right)
+            c["open_question_events"] = len(asked)
+            c["table_re_reads"] = sum(e.kind == "re-read" for e in tracker.events)
+            c["open_question_events_likeliest_right"] = sum(a in want for a in asked)
+            if self.page:
+                from webui.table.tracking import offered_events
+
+                # (every frame's reading: the page reads the recordings at their own rate)
+                c["page_offers"] = offered_events(self.readings, self.truth_rows)
+            result["comparison"] = c
+        elif self.latencies:
+            result["comparison"] = None
+            result["latency_ms_p50"] = summary([], [], 0, 0, self.latencies)["latency_ms_p50"]
+        return result
+
+
 def run(args: argparse.Namespace) -> int:
     if args.source == "bench":
         return bench(args)
@@ -248,18 +384,7 @@ def run(args: argparse.Namespace) -> int:
         return validation(args, number=int(args.source[len("validation"):] or 1))
     from engines.errors import RulesError
 
-    from .detections import TableReading
-    from .evaluate import (
-        SettledFrames,
-        read_truth,
-        reading_table,
-        summary,
-        truth_events,
-        truth_table,
-    )
-    from .occlusion import OcclusionDetector
-    from .sources import SourceError, open_source
-    from .tracker import GameTracker, visible_table
+    from .evaluate import read_truth
 
     try:
         armies = _armies(args)
@@ -271,15 +396,72 @@ def run(args: argparse.Namespace) -> int:
             truth_rows = list(read_truth(args.truth))
         except (OSError, ValueError) as exc:
             return _fail(f"cannot read truth {args.truth}: {exc}")
+    if getattr(args, "replay", False):
+        return _replay(args, armies, truth_rows)
+    if getattr(args, "record", False) and not getattr(args, "record_to", None):
+        return _fail("--record needs --record-to FILE for a single source")
+    return _scan(args, armies, truth_rows)
+
+
+def load_recording(path: str | Path) -> dict:
+    """A readings recording `--record` wrote (its frames' readings: `recorded_readings`);
+    ValueError if it is none or of another version."""
+    import gzip
+
+    try:
+        with gzip.open(path, "rb") as f:
+            rec = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as exc:
+        raise ValueError(f"not a readings recording: {exc}") from exc
+    if not isinstance(rec, dict) or rec.get("version") != RECORDING_VERSION:
+        raise ValueError(f"a readings recording of another version (this scanner reads "
+                         f"version {RECORDING_VERSION}): record it again")
+    return rec
+
+
+def recorded_readings(rec: dict) -> Iterator:
+    """The readings of a recording, frame by frame, shared objects shared again."""
+    stream = pickle.Unpickler(io.BytesIO(rec["stream"]))
+    for _ in range(rec["frames"]):
+        yield stream.load()
+
+
+def _replay(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
+    """The tracker over a recording's readings: the same scoring as the scan it was made by,
+    in seconds (the frames' recorded latencies are reported, not the replay's). Without
+    --armies, the armies the recorded scan was given."""
+    try:
+        rec = load_recording(args.source)
+    except (OSError, ValueError) as exc:
+        return _fail(f"cannot replay {args.source}: {exc}")
+    if armies is None and rec.get("armies"):  # the armies the recorded scan was given
+        args.armies = rec["armies"]
+        armies = _armies(args)
+    follow = Following(armies, truth_rows, args.page, record=False)
+    for n, reading in enumerate(recorded_readings(rec)):
+        if args.max_frames and n >= args.max_frames:
+            break
+        follow.update(reading)
+        follow.close_frame(reading, rec["latencies_ms"][n], rec["cpu_ms"][n])
+    result = follow.result(rec["source"], "replayed", f"recorded readings of {rec['source']}",
+                           rec["registration"], rec["piece_adaptation"])
+    return _report(args, result, follow)
+
+
+def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
+    """Frames from the source through the scanner into the tracker."""
     try:
         from calibration.profile import Profile, ProfileError
         from calibration.register import RegistrationError, register_from_cards
 
         from .card_presence import CardPresence, find_setup_cards
         from .card_reader import reader_in
+        from .detections import TableReading
         from .following import FollowingScanner
         from .incremental import IncrementalScanner, board_region
+        from .occlusion import OcclusionDetector
         from .pipeline import TableScanner
+        from .sources import SourceError, open_source
     except ImportError as exc:  # pragma: no cover - a broken install
         return _fail(f"the scanner is not available: {exc}")
     try:
@@ -306,7 +488,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         pieces = None
 
-    tracker = GameTracker(armies)
+    follow = Following(armies, truth_rows, args.page, getattr(args, "record", False))
+    tracker = follow.tracker
     # the set-up view teaches the classifier the players' own set; with the armies inferred
     # from the classifier's own reads it would only learn what it already thought
     adapt_pending = pieces is not None and armies is not None and not args.no_adapt
@@ -327,10 +510,6 @@ def run(args: argparse.Namespace) -> int:
     # a bumped camera or board mid-game is followed (`scanner.following`)
     scanner = FollowingScanner(profile, frame_reader) if profile else None
     occlusion = None if profile else OcclusionDetector()  # until the board is registered
-    latencies: list[float] = []
-    cpu_times: list[float] = []
-    readings: list[TableReading] = []  # kept for --page only
-    settled = SettledFrames()
     registration_note = ""
     frame_no = 0
     with source:
@@ -360,74 +539,42 @@ def run(args: argparse.Namespace) -> int:
             if scanner is not None:
                 reading = scanner.scan(image, frame_no)
                 reading.frame_index = frame_no
-            tracker.update(reading)
-            if args.page:
-                readings.append(reading)
+            kept = follow.update(reading)
             if adapt_pending and scanner is not None and not reading.occluded \
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
                 adapt_pending = False
                 adaptation_note = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            cpu_times.append((time.process_time() - c0) * 1000)
-            if truth_rows and frame_no < len(truth_rows) and truth_rows[frame_no].get("settled"):
-                settled.settled(truth_table(truth_rows[frame_no]), reading_table(reading),
-                                visible_table(tracker.state))
-            else:
-                settled.unsettled()
+            follow.close_frame(reading, (time.perf_counter() - t0 - kept) * 1000,
+                               (time.process_time() - c0 - kept) * 1000)
             frame_no += 1
-        settled.unsettled()
         source_state = source.state.value if hasattr(source.state, "value") else source.state
         source_message = getattr(source, "message", "")
     if frame_no == 0:
         return _fail(f"no frame read from {args.source}"
                      + (f": {source_message}" if source_message else ""))
+    registration = (registration_note or ("profile " + args.profile if args.profile
+                                          else "board never found")) \
+        + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else []))
+    result = follow.result(args.source, source_state, source_message, registration,
+                           adaptation_note or "never: the armies were not all placed")
+    if follow.record:
+        follow.save(Path(args.record_to), {**{k: result[k] for k in (
+            "source", "registration", "piece_adaptation")}, "armies": args.armies})
+    return _report(args, result, follow)
 
-    from engines.royal_battles.position import to_json
 
-    result = {
-        "source": args.source,
-        "frames": frame_no,
-        "source_state": source_state,
-        "source_message": source_message,
-        "registration": (registration_note or ("profile " + args.profile if args.profile
-                                               else "board never found"))
-        + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else [])),
-        "piece_adaptation": adaptation_note or "never: the armies were not all placed",
-        "events": [e.to_json() for e in tracker.events],
-        "holding": tracker.holding,
-        "open_questions": tracker.open_questions(),
-        "position": to_json(tracker.state),
-    }
-    if truth_rows:
-        # an open question's event is the likeliest reading, not a claim: it is counted apart
-        want = truth_events(truth_rows)
-        # a re-read is no game event: it is counted apart too
-        asserted = [e.text for e in tracker.events if e.question is None and e.kind != "re-read"]
-        asked = [e.text for e in tracker.events if e.question is not None]
-        result["comparison"] = summary(asserted, want, settled.frames, settled.read_right,
-                                       latencies, settled.tracked_right, cpu_times,
-                                       settled.recorded_right)
-        result["comparison"]["open_question_events"] = len(asked)
-        result["comparison"]["table_re_reads"] = sum(e.kind == "re-read" for e in tracker.events)
-        result["comparison"]["open_question_events_likeliest_right"] = sum(
-            a in want for a in asked)
-        if args.page:
-            from webui.table.tracking import offered_events
-
-            # (every frame's reading: the page reads the recordings at their own 10 a second)
-            result["comparison"]["page_offers"] = offered_events(readings, truth_rows)
-    elif latencies:
-        result["comparison"] = None
-        result["latency_ms_p50"] = summary([], [], 0, 0, latencies)["latency_ms_p50"]
+def _report(args: argparse.Namespace, result: dict, follow: Following) -> int:
+    """Print the run (and save its event log where asked)."""
+    tracker = follow.tracker
     if args.save_log:
         Path(args.save_log).write_text(json.dumps(tracker.log_json(), indent=1))
     if args.json:
         # with --truth the comparison's keys stand at the top level, beside the event log
-        out = {**result.pop("comparison"), **result} if truth_rows else result
+        out = {**result.pop("comparison"), **result} if follow.truth_rows else result
         print(json.dumps(out, indent=1))
         return 0
-    said = f": {source_message}" if source_message else ""
-    print(f"{frame_no} frames from {args.source} ({source_state}{said}); "
+    said = f": {result['source_message']}" if result["source_message"] else ""
+    print(f"{result['frames']} frames from {result['source']} ({result['source_state']}{said}); "
           f"{result['registration']}")
     print(f"piece classifier adapted to the set: {result['piece_adaptation']}")
     for e in tracker.events:
@@ -437,7 +584,7 @@ def run(args: argparse.Namespace) -> int:
     if tracker.holding:
         print(f"waiting for a player: {tracker.holding}")
     print("final position:", json.dumps(result["position"]))
-    if truth_rows:
+    if follow.truth_rows:
         c = result["comparison"]
         print(f"moves recovered in order {c['moves_recovered']}/{c['moves']}, spurious events "
               f"{c['spurious_events']}, settled frames fully right {c['settled_frames_right']}/"

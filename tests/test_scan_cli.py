@@ -240,3 +240,108 @@ def test_a_fixture_whose_scan_fails_reports_the_error(tmp_path):
     (folder / "game.mp4").write_bytes(b"not a video")
     row = _scan_fixture(folder, None)
     assert row["fixture"] == "game-broken" and "cannot open video" in row["error"]
+
+
+def test_recorded_readings_replay_to_the_same_game(profile, tmp_path, capsys):
+    """`--record` keeps what the tracker was fed; `--replay` runs the tracker on it alone and
+    must reach the very game the scan did (events, position, comparison), with the recorded
+    scan's armies when none are given."""
+    rec = tmp_path / "readings.pkl.gz"
+    common = ["--truth", str(VIDEO / "truth.jsonl.gz"), "--json"]
+    armies = ["--armies", "knight,bishop,bishop,knight", "bishop,rook,bishop,pawn"]
+    assert main(["scan", str(VIDEO / "game.mp4"), "--profile", str(profile), *common,
+                 *armies, "--max-frames", "260", "--record", "--record-to", str(rec)]) == 0
+    live = json.loads(capsys.readouterr().out)
+    assert main(["scan", str(rec), "--replay", *common]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert live["frames"] == again["frames"] == 260
+    assert any(" place " in e["event"] for e in live["events"])  # a real stretch
+    for key in ("events", "position", "open_questions", "moves_recovered", "spurious_events",
+                "settled_frames_right", "settled_frames_tracked_right",
+                "settled_frames_recorded_right", "latency_ms_p50", "piece_adaptation"):
+        assert again[key] == live[key], key
+    assert again["source_state"] == "replayed"
+    # other armies make another game from the same readings: the replay runs the tracker
+    assert main(["scan", str(rec), "--replay", *common, "--armies",
+                 "pawn,pawn,pawn,pawn", "pawn,pawn,pawn,pawn"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] != live["events"]
+
+
+@pytest.mark.parametrize("content", [b"not a recording", None])
+def test_replaying_what_is_no_recording_is_a_clear_error(content, tmp_path, capsys):
+    import gzip
+    import pickle
+
+    path = tmp_path / "readings.pkl.gz"
+    if content is None:  # a recording of another version
+        with gzip.open(path, "wb") as f:
+            pickle.dump({"version": -1, "stream": b""}, f)
+    else:
+        path.write_bytes(content)
+    assert main(["scan", str(path), "--replay"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot replay" in err and "Traceback" not in err
+
+
+def test_record_without_a_place_to_write_is_a_clear_error(capsys):
+    assert main(["scan", str(VIDEO / "game.mp4"), "--record"]) == 2
+    assert "--record-to" in capsys.readouterr().err
+
+
+def test_fixtures_pass_record_and_replay_to_each_scan(monkeypatch, tmp_path, capsys):
+    """`scan validation --replay` films nothing and asks each game's scan for a replay;
+    `--record` asks each to keep its readings."""
+    import argparse
+
+    from scanner import scan_cli
+
+    monkeypatch.setenv("ROYAL_TABLE_CACHE", str(tmp_path / "assets"))
+    filmed = []
+    monkeypatch.setattr(scan_cli, "_filmed", lambda out, *rest: filmed.append(out))
+    asked = []
+
+    def fake(folder, models, page=False, **flags):
+        asked.append(flags)
+        return {"fixture": folder.name, "moves_recovered": 1, "moves": 1, "spurious_events": 0,
+                "open_question_events": 0, "open_question_events_likeliest_right": 0,
+                "table_re_reads": 0, "settled_frames_right": 0, "settled_frames": 1,
+                "settled_frames_recorded_right": 1, "cpu_ms_p50": 1.0, "cpu_ms_p95": 2.0}
+
+    args = argparse.Namespace(jobs=1, models=None, json=False, replay=True, record=False)
+    assert scan_cli.validation(args, scan=fake) == 0
+    assert filmed == [] and asked and all(a == {"replay": True} for a in asked)
+    asked.clear()
+    args.replay, args.record = False, True
+    assert scan_cli.validation(args, scan=fake) == 0
+    assert len(filmed) == len(asked) and all(a == {"record": True} for a in asked)
+
+
+def test_a_fixture_scan_records_and_replays_its_readings(tmp_path):
+    """`_scan_fixture` with `record` keeps the readings in the game's folder, and with `replay`
+    reads them back to the same comparison."""
+    import shutil
+
+    folder = tmp_path / "game-s16-short"
+    folder.mkdir()
+    for name in ("profile.json", "truth.jsonl.gz"):
+        shutil.copy(VIDEO / name, folder / name)
+    # a short video: the first 40 frames of the fixture
+    capture = cv2.VideoCapture(str(VIDEO / "game.mp4"))
+    writer = None
+    for _ in range(40):
+        ok, image = capture.read()
+        assert ok
+        if writer is None:
+            h, w = image.shape[:2]
+            writer = cv2.VideoWriter(str(folder / "game.mp4"),
+                                     cv2.VideoWriter_fourcc(*"mp4v"), 10, (w, h))
+        writer.write(image)
+    writer.release()
+    from scanner.scan_cli import READINGS_FILE, _scan_fixture
+
+    live = _scan_fixture(folder, None, record=True)
+    assert "error" not in live, live
+    assert (folder / READINGS_FILE).exists()
+    again = _scan_fixture(folder, None, replay=True)
+    for key in ("moves_recovered", "spurious_events", "settled_frames_tracked_right", "frames"):
+        assert again[key] == live[key], key
