@@ -186,7 +186,9 @@ def _start_on_device(args: argparse.Namespace):
             tf.extractall(font_root, filter="data")
     font_dir = font_root / "usr" / "share" / "fonts"
     _init_worker(font_dir)
-    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("fork"),
+    # spawned, not forked, as `models.pieces.gpu_train`'s: a child forked from a process
+    # that has run OpenCV's or torch's thread pools can inherit a held lock and wait for ever
+    ex = ProcessPoolExecutor(args.workers, mp_context=mp.get_context("spawn"),
                              initializer=_init_worker, initargs=(font_dir,))
     return t0, out, log, ex
 
