@@ -215,6 +215,26 @@ def _nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
     return best[1]
 
 
+def _placing_steps(state: GameState, plans: dict[Side, dict[str, str]]) -> list[Side]:
+    """The engine's turns to place (the sides alternate while both have units to place) that
+    can be taken now: in order, while the side to place has a decided plan, and only so far
+    that each side places all of its plan or none of it (xv-s97, xv-s127: white's last unit,
+    down and read surely while black was still to place its own, waited six settled frames
+    for black's, since both sides were decided together)."""
+    left = {s: len(state.to_place[s]) for s in Side}
+    mover, order = state.to_move, []
+    while left[mover] and mover in plans:
+        order.append(mover)
+        left[mover] -= 1
+        mover = mover.other if left[mover.other] else mover
+    while order:
+        done = {s: order.count(s) for s in set(order)}
+        if all(n == len(plans[s]) for s, n in done.items()):
+            return order
+        order.pop()
+    return []
+
+
 class GameTracker:
     """Feeds on `TableReading`s, keeps a Royal Battles `GameState` in step with the table."""
 
@@ -962,6 +982,7 @@ class GameTracker:
         opened: dict[Side, PlacementQuestion] = {}
         tables: dict[Side, dict[str, dict[str, float]]] = {}
         snap = self._snapshot()
+        waiting = None
         for side in Side:
             need = list(state.to_place[side])
             if not need:
@@ -969,9 +990,10 @@ class GameTracker:
             cells = self._setup_cells_seen(side, seen)
             if len(cells) < len(need):
                 if not any(seen[f"init.{s.value}"] is not None for s in Side):
-                    self.holding = f"waiting for {side.value} to place a unit " \
-                                   f"({len(need) - len(cells)} to go)"
-                    return False
+                    # the other side, all its units down, may still place them first
+                    waiting = waiting or f"waiting for {side.value} to place a unit " \
+                                         f"({len(need) - len(cells)} to go)"
+                    continue
                 # initiative cards lie: every unit was placed, on the side's free set-up cards,
                 # whether the camera saw it there or not (val-s35 with session 19's piece
                 # reader: a paper token never seen on its card held the game at set-up)
@@ -991,8 +1013,14 @@ class GameTracker:
                 keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
                 opened[side] = PlacementQuestion(side, cells, keep, [], [], snap,
                                                   chosen=options[best])
-        while state.phase is Phase.PLACE:
-            side = state.to_move
+        steps = _placing_steps(state, plans)
+        if not steps:
+            self.holding = waiting
+            return False
+        for side in set(plans) - set(steps):
+            plans.pop(side)
+            opened.pop(side, None)
+        for side in steps:
             cell = next(iter(plans[side]))
             kind = plans[side].pop(cell)
             self._place_unit(side, cell, kind, seen, frame, tables[side][cell])

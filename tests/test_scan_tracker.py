@@ -2643,3 +2643,16 @@ def test_a_removal_read_unsure_until_the_attackers_next_move_goes_after_the_atta
         tracker.update(frame)
     assert blurred > 10
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_side_whose_units_are_all_down_is_placed_before_the_other_side_finishes(seed):
+    """The last unit of the side that finishes placing first is logged once it stands on its
+    card, not when the other side's last unit follows (xv-s97, xv-s127: the record lagged
+    the table for six settled frames at every set-up)."""
+    steps, tracker = _run(seed)
+    assert [e.text for e in tracker.events] == truth_events(steps)
+    places = [e for e in tracker.events if e.kind == "place"]
+    *_, first_done, last = places
+    assert first_done.text.split()[0] != last.text.split()[0]  # the two sides' last units
+    assert first_done.frame < last.frame
