@@ -267,9 +267,10 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
     return 0 if len(good) == len(rows) else 2
 
 
-class Following:
-    """The tracker fed frame by frame, with what `--truth` compares and what `--record` keeps:
-    one object for a live scan and for the replay of a recording, so both score alike."""
+class TrackedRun:
+    """One run of the tracker over a game's frames, with what `--truth` compares and what
+    `--record` keeps: the same object for a live scan and for the replay of a recording, so
+    both score alike."""
 
     def __init__(self, armies, truth_rows: list[dict], page: bool, record: bool) -> None:
         from .evaluate import SettledFrames
@@ -437,15 +438,15 @@ def _replay(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
     if armies is None and rec.get("armies"):  # the armies the recorded scan was given
         args.armies = rec["armies"]
         armies = _armies(args)
-    follow = Following(armies, truth_rows, args.page, record=False)
+    tracked = TrackedRun(armies, truth_rows, args.page, record=False)
     for n, reading in enumerate(recorded_readings(rec)):
         if args.max_frames and n >= args.max_frames:
             break
-        follow.update(reading)
-        follow.close_frame(reading, rec["latencies_ms"][n], rec["cpu_ms"][n])
-    result = follow.result(rec["source"], "replayed", f"recorded readings of {rec['source']}",
+        tracked.update(reading)
+        tracked.close_frame(reading, rec["latencies_ms"][n], rec["cpu_ms"][n])
+    result = tracked.result(rec["source"], "replayed", f"recorded readings of {rec['source']}",
                            rec["registration"], rec["piece_adaptation"])
-    return _report(args, result, follow)
+    return _report(args, result, tracked)
 
 
 def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
@@ -488,8 +489,8 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
               file=sys.stderr)
         pieces = None
 
-    follow = Following(armies, truth_rows, args.page, getattr(args, "record", False))
-    tracker = follow.tracker
+    tracked = TrackedRun(armies, truth_rows, args.page, getattr(args, "record", False))
+    tracker = tracked.tracker
     # the set-up view teaches the classifier the players' own set; with the armies inferred
     # from the classifier's own reads it would only learn what it already thought
     adapt_pending = pieces is not None and armies is not None and not args.no_adapt
@@ -539,12 +540,12 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
             if scanner is not None:
                 reading = scanner.scan(image, frame_no)
                 reading.frame_index = frame_no
-            kept = follow.update(reading)
+            kept = tracked.update(reading)
             if adapt_pending and scanner is not None and not reading.occluded \
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
                 adapt_pending = False
                 adaptation_note = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
-            follow.close_frame(reading, (time.perf_counter() - t0 - kept) * 1000,
+            tracked.close_frame(reading, (time.perf_counter() - t0 - kept) * 1000,
                                (time.process_time() - c0 - kept) * 1000)
             frame_no += 1
         source_state = source.state.value if hasattr(source.state, "value") else source.state
@@ -555,22 +556,22 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
     registration = (registration_note or ("profile " + args.profile if args.profile
                                           else "board never found")) \
         + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else []))
-    result = follow.result(args.source, source_state, source_message, registration,
+    result = tracked.result(args.source, source_state, source_message, registration,
                            adaptation_note or "never: the armies were not all placed")
-    if follow.record:
-        follow.save(Path(args.record_to), {**{k: result[k] for k in (
+    if tracked.record:
+        tracked.save(Path(args.record_to), {**{k: result[k] for k in (
             "source", "registration", "piece_adaptation")}, "armies": args.armies})
-    return _report(args, result, follow)
+    return _report(args, result, tracked)
 
 
-def _report(args: argparse.Namespace, result: dict, follow: Following) -> int:
+def _report(args: argparse.Namespace, result: dict, tracked: TrackedRun) -> int:
     """Print the run (and save its event log where asked)."""
-    tracker = follow.tracker
+    tracker = tracked.tracker
     if args.save_log:
         Path(args.save_log).write_text(json.dumps(tracker.log_json(), indent=1))
     if args.json:
         # with --truth the comparison's keys stand at the top level, beside the event log
-        out = {**result.pop("comparison"), **result} if follow.truth_rows else result
+        out = {**result.pop("comparison"), **result} if tracked.truth_rows else result
         print(json.dumps(out, indent=1))
         return 0
     said = f": {result['source_message']}" if result["source_message"] else ""
@@ -584,7 +585,7 @@ def _report(args: argparse.Namespace, result: dict, follow: Following) -> int:
     if tracker.holding:
         print(f"waiting for a player: {tracker.holding}")
     print("final position:", json.dumps(result["position"]))
-    if follow.truth_rows:
+    if tracked.truth_rows:
         c = result["comparison"]
         print(f"moves recovered in order {c['moves_recovered']}/{c['moves']}, spurious events "
               f"{c['spurious_events']}, settled frames fully right {c['settled_frames_right']}/"
