@@ -2656,3 +2656,24 @@ def test_a_side_whose_units_are_all_down_is_placed_before_the_other_side_finishe
     *_, first_done, last = places
     assert first_done.text.split()[0] != last.text.split()[0]  # the two sides' last units
     assert first_done.frame < last.frame
+
+
+@pytest.mark.parametrize("left,to_move,planned,steps", [
+    ({"white": 1, "black": 1}, "white", ["white"], ["white"]),
+    # white would place one of its two before black's turn: none of it, not half
+    ({"white": 2, "black": 1}, "white", ["white"], []),
+    ({"white": 1, "black": 1}, "black", ["white"], []),  # black's turn, black undecided
+    ({"white": 2, "black": 1}, "white", ["white", "black"], ["white", "black", "white"]),
+    ({"white": 0, "black": 2}, "black", ["black"], ["black", "black"]),
+])
+def test_units_are_placed_in_the_engine_s_turns_a_side_s_plan_whole_or_not_at_all(
+        left, to_move, planned, steps):
+    from types import SimpleNamespace
+
+    from scanner.tracker import _placing_steps
+
+    state = SimpleNamespace(to_place={Side(s): ["pawn"] * n for s, n in left.items()},
+                            to_move=Side(to_move))
+    plans = {Side(s): {f"{f}{'1' if s == 'white' else '5'}": "pawn"
+                       for f in "aceg"[:left[s]]} for s in planned}
+    assert _placing_steps(state, plans) == [Side(s) for s in steps]
