@@ -59,7 +59,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="also save every frame's reading (what the tracker is fed) beside the "
                         "run: to --record-to, or for `fixtures` and `validation*` into each game's "
                         "folder (readings.pkl.gz); `--replay` then re-runs the tracker on them "
-                        "without the video or the models")
+                        "without the video or the models. A tool for recorded games: the "
+                        "readings are held in memory and written when the source ends")
     parser.add_argument("--record-to", help="where --record writes a single source's readings")
     parser.add_argument("--replay", action="store_true",
                         help="SOURCE is a readings file --record wrote (for `fixtures` and "
