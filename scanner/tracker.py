@@ -1020,7 +1020,8 @@ class GameTracker:
         for side in set(plans) - set(steps):
             plans.pop(side)
             opened.pop(side, None)
-        for side in steps:
+        for _ in steps:
+            side = state.to_move  # (the engine's turn, which `_placing_steps` follows)
             cell = next(iter(plans[side]))
             kind = plans[side].pop(cell)
             self._place_unit(side, cell, kind, seen, frame, tables[side][cell])
