@@ -23,6 +23,8 @@ from engines.royal_battles import Phase, Side
 
 RECORDING_VERSION = 1  # bump when TableReading changes shape: old recordings are refused
 READINGS_FILE = "readings.pkl.gz"  # a game's recorded readings, in its fixture folder
+RECORDING_KEYS = frozenset({"source", "registration", "piece_adaptation", "frames", "stream",
+                            "latencies_ms", "cpu_ms"})
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -418,14 +420,23 @@ def load_recording(path: str | Path) -> dict:
     if not isinstance(rec, dict) or rec.get("version") != RECORDING_VERSION:
         raise ValueError(f"a readings recording of another version (this scanner reads "
                          f"version {RECORDING_VERSION}): record it again")
+    missing = sorted(RECORDING_KEYS - set(rec))
+    if missing:
+        raise ValueError(f"a readings recording without {', '.join(missing)}: record it again")
     return rec
 
 
 def recorded_readings(rec: dict) -> Iterator:
-    """The readings of a recording, frame by frame, shared objects shared again."""
+    """The readings of a recording, frame by frame, shared objects shared again; ValueError
+    where the stream holds something else."""
+    from .detections import TableReading
+
     stream = pickle.Unpickler(io.BytesIO(rec["stream"]))
-    for _ in range(rec["frames"]):
-        yield stream.load()
+    for n in range(rec["frames"]):
+        reading = stream.load()
+        if not isinstance(reading, TableReading):
+            raise ValueError(f"frame {n} is no table reading")
+        yield reading
 
 
 def _replay(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
@@ -440,11 +451,15 @@ def _replay(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
         args.armies = rec["armies"]
         armies = _armies(args)
     tracked = TrackedRun(armies, truth_rows, args.page, record=False)
-    for n, reading in enumerate(recorded_readings(rec)):
-        if args.max_frames and n >= args.max_frames:
-            break
-        tracked.update(reading)
-        tracked.close_frame(reading, rec["latencies_ms"][n], rec["cpu_ms"][n])
+    try:
+        for n, reading in enumerate(recorded_readings(rec)):
+            if args.max_frames and n >= args.max_frames:
+                break
+            tracked.update(reading)
+            tracked.close_frame(reading, rec["latencies_ms"][n], rec["cpu_ms"][n])
+    except (EOFError, IndexError, ValueError, pickle.UnpicklingError) as exc:  # damaged
+        return _fail(f"cannot replay {args.source}: its readings end early or are damaged "
+                     f"({exc.__class__.__name__}: {exc}); record it again")
     result = tracked.result(rec["source"], "replayed", f"recorded readings of {rec['source']}",
                            rec["registration"], rec["piece_adaptation"])
     return _report(args, result, tracked)

@@ -261,21 +261,36 @@ def test_recorded_readings_replay_to_the_same_game(profile, tmp_path, capsys):
                 "settled_frames_recorded_right", "latency_ms_p50", "piece_adaptation"):
         assert again[key] == live[key], key
     assert again["source_state"] == "replayed"
+    # the table page's offers come from the replayed readings as from the scanned ones
+    assert main(["scan", str(rec), "--replay", *common, "--page"]) == 0
+    offers = json.loads(capsys.readouterr().out)["page_offers"]
+    assert main(["scan", str(VIDEO / "game.mp4"), "--profile", str(profile), *common, *armies,
+                 "--max-frames", "260", "--page"]) == 0
+    assert offers == json.loads(capsys.readouterr().out)["page_offers"]
     # other armies make another game from the same readings: the replay runs the tracker
     assert main(["scan", str(rec), "--replay", *common, "--armies",
                  "pawn,pawn,pawn,pawn", "pawn,pawn,pawn,pawn"]) == 0
     assert json.loads(capsys.readouterr().out)["events"] != live["events"]
 
 
-@pytest.mark.parametrize("content", [b"not a recording", None])
+@pytest.mark.parametrize("content", [
+    b"not a recording",
+    {"version": -1, "stream": b""},  # another version
+    {"version": 1, "readings": []},  # this version's number, an earlier draft's keys
+    # the keys, but a stream of something else, or cut short
+    {"version": 1, "source": "x", "registration": "", "piece_adaptation": "", "frames": 3,
+     "stream": b"\x80\x05N.", "latencies_ms": [0.0] * 3, "cpu_ms": [0.0] * 3},
+    {"version": 1, "source": "x", "registration": "", "piece_adaptation": "", "frames": 3,
+     "stream": b"", "latencies_ms": [0.0] * 3, "cpu_ms": [0.0] * 3},
+])
 def test_replaying_what_is_no_recording_is_a_clear_error(content, tmp_path, capsys):
     import gzip
     import pickle
 
     path = tmp_path / "readings.pkl.gz"
-    if content is None:  # a recording of another version
+    if isinstance(content, dict):
         with gzip.open(path, "wb") as f:
-            pickle.dump({"version": -1, "stream": b""}, f)
+            pickle.dump(content, f)
     else:
         path.write_bytes(content)
     assert main(["scan", str(path), "--replay"]) == 2
