@@ -283,23 +283,27 @@ class TrackedRun:
         self.truth_rows = truth_rows
         self.page = page
         self.readings: list = []  # for --page
-        self.record = record
         # --record: one pickle stream over the frames, so a reading an incremental scanner
         # repeats unchanged is the same object again on replay (the tracker counts a read
         # once by its identity)
-        self._stream = io.BytesIO()
-        self._pickler = pickle.Pickler(self._stream, protocol=pickle.HIGHEST_PROTOCOL)
+        self._stream = io.BytesIO() if record else None
+        self._pickler = pickle.Pickler(self._stream, protocol=pickle.HIGHEST_PROTOCOL) \
+            if record else None
         self.latencies: list[float] = []
         self.cpu_times: list[float] = []
         self.settled = SettledFrames()
         self.frames = 0
+
+    @property
+    def recording(self) -> bool:
+        return self._pickler is not None
 
     def update(self, reading) -> float:
         """Feed one frame's reading to the tracker; returns the seconds spent keeping it for
         --record (pickled before the tracker sees it), which the caller leaves out of the
         frame's latency."""
         spent = 0.0
-        if self.record:
+        if self._pickler is not None:
             t = time.perf_counter()
             self._pickler.dump(reading)
             spent = time.perf_counter() - t
@@ -574,7 +578,7 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
         + "".join(f"; {f}" for f in (scanner.followed if scanner is not None else []))
     result = tracked.result(args.source, source_state, source_message, registration,
                            adaptation_note or "never: the armies were not all placed")
-    if tracked.record:
+    if tracked.recording:
         tracked.save(Path(args.record_to), {**{k: result[k] for k in (
             "source", "registration", "piece_adaptation")}, "armies": args.armies})
     return _report(args, result, tracked)

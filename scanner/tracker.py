@@ -1355,8 +1355,7 @@ class GameTracker:
         return p >= LEAN and engine not in (None, "JK") and top != "JK" \
             and not may_be_same(top, engine)
 
-    def _removal_place(self, diff: dict, cell: str | None = None, side: Side | None = None
-                       ) -> int:
+    def _removal_place(self, diff: dict, cell: str, side: Side) -> int:
         """Where a removal goes in the event log. Only an attack takes a unit off, and only
         the unit that moved attacks: a removal seen after a new round's initiative cards, with
         no move since and none under way (no card and no unit newly seen anywhere), was the
@@ -1372,7 +1371,7 @@ class GameTracker:
             at = len(self.events)
         return self._taken_off_earlier(cell, side, at)
 
-    def _taken_off_earlier(self, cell: str | None, side: Side | None, at: int) -> int:
+    def _taken_off_earlier(self, cell: str, side: Side, at: int) -> int:
         """Where a removal goes whose unit was last read on its cell before a later enemy move
         was logged, the cell read unsure, neither the unit nor empty, on GONE_UNSURE unclouded
         frames before that move: right after the enemy's last move logged before that read,
@@ -1382,8 +1381,8 @@ class GameTracker:
         was logged taken off after white's next move, a round late). Else `at`. (A unit
         last read just before the later move, its cell clouded by the hands making it, was
         that move's to take: s4, s51.)"""
-        seen = self._unit_read_at.get(cell) if cell is not None else None
-        if seen is None or side is None:
+        seen = self._unit_read_at.get(cell)
+        if seen is None:
             return at
         enemy = side.other.value
 
