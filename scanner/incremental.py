@@ -8,8 +8,9 @@ believed. So per frame this stage does three cheap things and one expensive one 
    `cv2.remap` of a half-size frame;
 3. a zone whose thumbnail differs from the one it had when last read is read again (card finder,
    card reader, piece classifier on that zone only); the others keep their last reading;
-4. a few zones per frame are re-read anyway, in turn, so that a change too faint for the
-   thumbnails is still caught within a couple of seconds;
+4. a few zones per frame are re-read anyway, so that a change too faint for the thumbnails is
+   still caught: first the zones a hand reached while the board was occluded (a flat paper
+   token taken off barely changes its zone's thumbnail), then every zone in turn;
 5. while the frame is occluded, a zone that changed but lies away from every moving or
    skin-coloured pixel is glimpsed: where no piece stands on its card, the card is passed on
    in `TableReading.glimpses`, never as state. A movement card is laid and then covered by its
@@ -72,6 +73,10 @@ class IncrementalScanner:
         self._box = (max(1, int(round(step_x))), max(1, int(round(step_y))))
         self._reference: np.ndarray | None = None  # thumbnails when each zone was last read
         self._glimpsed: np.ndarray | None = None  # thumbnails when each zone was last glimpsed
+        # zones a hand moved over (or a skin-toned change covered) while the board was occluded:
+        # read again on the next clear frame whatever their thumbnails say (a flat paper token
+        # taken off changes a zone's thumbnail too little to be seen as a change)
+        self._touched = np.zeros(len(self.zones), bool)
         self._patch_masks: np.ndarray | None = None  # zones x work-scale masks (occlusion)
         self._last: TableReading | None = None
         self._turn = 0
@@ -131,6 +136,7 @@ class IncrementalScanner:
                 reading = TableReading(frame_index=frame_index,
                                        message="something is over the board")
             reading.occluded = True
+            self._note_touched()
             reading.timings_ms = {"gate": (time.perf_counter() - t0) * 1000}
             if self._reference is not None:
                 reading.glimpses = self._glimpse(image)
@@ -142,9 +148,21 @@ class IncrementalScanner:
         todo = self.changed(thumbs)
         changed = {z for z, d in zip(self.zones, todo, strict=True) if d}
         if self._last is not None:
-            for _ in range(self.refresh_per_frame):
+            # the refresh reads go first to zones a hand reached while the board was occluded,
+            # those whose thumbnails moved most first; then round the board in turn (reading
+            # every touched zone at once, on top, took the validation games' 95th percentile
+            # of CPU time per frame from 26-48 ms to 54-129 ms)
+            touched = np.flatnonzero(self._touched & ~todo)
+            if len(touched):
+                moved = np.nan_to_num(np.abs(thumbs[touched] - self._reference[touched]),
+                                      nan=255.0).mean(1)
+                touched = touched[np.argsort(-moved, kind="stable")]
+            for i in touched[:self.refresh_per_frame]:
+                todo[i] = True
+            for _ in range(self.refresh_per_frame - min(len(touched), self.refresh_per_frame)):
                 todo[self._turn % len(self.zones)] = True
                 self._turn += 1
+        self._touched[todo] = False
         t1 = time.perf_counter()
         zones = {z for z, d in zip(self.zones, todo, strict=True) if d}
         fresh = self.scanner.scan(image, zones=zones if self._last is not None else None)
@@ -216,6 +234,15 @@ class IncrementalScanner:
             out[zone] = card
             self._glimpsed[i] = thumbs[i]
         return out
+
+    def _note_touched(self) -> None:
+        """Mark the zones this occluded frame's moving or skin-toned pixels reach."""
+        occ = self.occlusion
+        if occ is None or occ.moving is None or occ.skin is None:
+            return
+        hand = occ.moving | occ.skin
+        if hand.any():
+            self._touched |= (self._zone_masks(occ) & hand[None]).any(axis=(1, 2))
 
     def _zone_masks(self, occ: OcclusionDetector) -> np.ndarray:
         """Each zone's search patch on the occlusion detector's work grid, grown by

@@ -100,3 +100,34 @@ def test_bad_frames_give_a_message_not_an_exception(still, reader):
     for bad in (None, np.zeros((10, 10, 3), np.uint8), np.zeros((5, 5), np.uint8)):
         reading = inc.scan(bad)
         assert reading.message and not reading.board_found
+
+
+def test_zones_a_hand_passed_over_are_read_again_once_it_is_gone(still, reader):
+    """A flat paper token taken off changes its zone's thumbnail too little to count as a
+    change: the zones a hand reached while the board was occluded take the refresh reads
+    first, before the round-robin goes on (xv-s83: a token's removal otherwise waited for the
+    round-robin, 20 frames), and at the refresh's cost (2 zones a frame)."""
+    img, truth = still
+    inc = make(still, reader, occlusion=OcclusionDetector(), refresh=2)
+    inc.scan(img)
+    assert inc.scan(img).timings_ms["zones_read"] == 2
+    quad = truth_profile(truth).cell_card_quad("d3")
+    centre, width = quad.mean(0), np.linalg.norm(quad[1] - quad[0])
+    hand = img.copy()  # a hand over d3, its arm reaching in from the bottom edge
+    cx, cy, w = int(centre[0]), int(centre[1]), int(width)
+    cv2.circle(hand, (cx, cy), w, (120, 160, 220), -1)
+    cv2.rectangle(hand, (cx - w // 2, cy), (cx + w // 2, img.shape[0]), (120, 160, 220), -1)
+    assert inc.scan(hand).occluded
+    assert inc.scan(img).occluded  # the hand leaving moved
+    touched = {z for z, t in zip(inc.zones, inc._touched, strict=True) if t}
+    assert "d3" in touched and "a5" not in touched and 2 < len(touched) <= 15
+    turn = inc._turn
+    read = set()
+    while inc._touched.any():
+        reading = inc.scan(img)
+        assert not reading.occluded and reading.changed == set()  # the table looks the same
+        assert reading.timings_ms["zones_read"] == 2
+        read |= touched - {z for z, t in zip(inc.zones, inc._touched, strict=True) if t}
+    assert read == touched and inc._turn == turn  # the round-robin waited for them
+    inc.scan(img)
+    assert inc._turn == turn + 2
