@@ -32,10 +32,26 @@ def test_moving_hand_then_still_hand_then_gone():
     for _ in range(5):
         det.update(table())
     assert all(det.update(with_hand(table(), 150 + 20 * i)) for i in range(6))
-    # held still over the board: no motion, but skin where the table was
-    assert all(det.update(with_hand(table(), 270)) for _ in range(5))
+    # held still over the board: no motion, but skin where the table was (the first of these
+    # frames moved, from where the hand was)
+    assert all(det.update(with_hand(table(), 270)) for _ in range(det.still_limit))
     results = [det.update(table()) for _ in range(5)]
     assert not results[-1]
+
+
+def test_a_skin_toned_change_held_perfectly_still_is_the_table():
+    """Hands tremble: a skin-toned change that stays perfectly still for `still_limit` quiet
+    frames is taken as the table (a red card, a wooden token), not held occluded for ever; and
+    no sooner."""
+    det = OcclusionDetector()
+    for _ in range(5):
+        det.update(table())
+    toned = table()
+    cv2.rectangle(toned, (300, 230), (360, 310), SKIN_BGR, -1)
+    seen = [det.update(toned) for _ in range(det.still_limit + 3)]
+    # the frame it appeared in moved; then covered until still_limit quiet frames
+    assert seen[:det.still_limit] == [True] * det.still_limit
+    assert not any(seen[det.still_limit:])
 
 
 def test_a_new_card_is_not_a_hand():
