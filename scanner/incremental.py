@@ -74,7 +74,7 @@ class IncrementalScanner:
         self._reference: np.ndarray | None = None  # thumbnails when each zone was last read
         self._glimpsed: np.ndarray | None = None  # thumbnails when each zone was last glimpsed
         # zones a hand moved over (or a skin-toned change covered) while the board was occluded:
-        # read again on the next clear frame whatever their thumbnails say (a flat paper token
+        # the next refresh reads go to them, whatever their thumbnails say (a flat paper token
         # taken off changes a zone's thumbnail too little to be seen as a change)
         self._touched = np.zeros(len(self.zones), bool)
         self._patch_masks: np.ndarray | None = None  # zones x work-scale masks (occlusion)
