@@ -106,3 +106,27 @@ def test_whole_card_chunks_start_with_the_cpu_recipes_data():
     assert sum(c[2] == (PROCEDURAL,) for c in first) / len(first) == pytest.approx(1 / 3, abs=0.01)
     with pytest.raises(ValueError):  # chunk seeds would reach the validation set's (12000+)
         face_chunks(11, 600000, decks)
+
+
+def test_an_ensemble_of_index_readers_reads_as_one_with_the_mean_of_their_scores(tmp_path):
+    import numpy as np
+    import onnxruntime as ort
+
+    from models.cards.gpu_index import ensemble
+    from models.cards.train import export_onnx, make_model
+
+    nets = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        nets.append(make_model().eval())
+    x = torch.randn(5, 3, 52, 32)
+    with torch.no_grad():
+        a, b = nets[0](x), nets[1](x)
+        both = ensemble(nets).eval()(x)
+    assert not torch.allclose(a, b, atol=1e-3)
+    assert torch.allclose(both, (a + b) / 2, atol=1e-5)
+    export_onnx(ensemble(nets), (52, 32), tmp_path / "card_index.onnx", "crops")
+    sess = ort.InferenceSession(str(tmp_path / "card_index.onnx"),
+                                providers=["CPUExecutionProvider"])
+    out = sess.run(None, {"crops": x.numpy()})[0]
+    assert out.shape == (5, 55) and np.allclose(out, both.numpy(), atol=1e-4)

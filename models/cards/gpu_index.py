@@ -20,6 +20,11 @@ much data exists when depends on the machine, so a rerun is close, not bit-equal
 writes `card_index.onnx` and picks temperature and threshold on the validation decks as
 `train.recalibrate` does.
 
+`train --nets N` trains N index readers side by side (each from its own start, on its own draws
+of the same pool: the GPU waits on Python for nets this small, so a second costs few steps), as
+`index.pt`, `index-1.pt`, ...; `export index.pt OUT summary.json --with index-1.pt` writes them
+as one reader whose scores are the mean of theirs (`ensemble`), calibrated as one.
+
 `train --face` does the same for the whole-card reader (`face.py`'s recipe: the training decks
 and half as many procedural faces, 22-130 px wide, half with a piece-like blob, with the
 recipe's chunk seeds; validation `face_data(seed + 1, ...)`), every face drawn alike, turned
@@ -345,10 +350,17 @@ def train_on_device(args: argparse.Namespace) -> None:
     xva, yva = (np.concatenate(v) for v in zip(*(f.result() for f in futs_val), strict=True))
     Xva = torch.from_numpy(normalise(xva)).to(dev)
     log(f"validation: {len(yva)} crops of {args.n_val} cards of {VAL_DESIGNS}")
-    model = make_model().to(dev).to(memory_format=torch.channels_last)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    # --nets N: N readers from different starts, each on its own draws of the same pool, in
+    # the same seconds (the GPU waits on Python for nets this small); exported as one
+    # ensemble (`export --with`) or alone
+    models, opts, gens = [], [], []
+    for k in range(args.nets):
+        torch.manual_seed(args.seed + 1000 * k)
+        models.append(make_model().to(dev).to(memory_format=torch.channels_last))
+        opts.append(torch.optim.AdamW(models[-1].parameters(), lr=args.lr, weight_decay=1e-4))
+        gens.append(g if k == 0 else torch.Generator(device=dev).manual_seed(args.seed + 1000 * k))
 
-    def val_logits() -> np.ndarray:
+    def val_logits(model) -> np.ndarray:
         model.eval()
         with torch.no_grad():
             lv = torch.cat([model(Xva[i:i + 4096].contiguous(memory_format=torch.channels_last))
@@ -357,13 +369,14 @@ def train_on_device(args: argparse.Namespace) -> None:
         return lv.float().cpu().numpy()
 
     def save() -> None:
-        save_state(model.state_dict(), out / "index.pt")
+        for k, model in enumerate(models):
+            save_state(model.state_dict(), out / ("index.pt" if k == 0 else f"index-{k}.pt"))
 
-    while time.time() < t0 + args.gen_only:
+    # a batch needs index crops and blank corners both: wait for the first chunk if need be
+    while time.time() < t0 + args.gen_only or not (pool.n_index and pool.n_blank):
         time.sleep(1.0)
         pool.ingest(futs, log)
-    pool.ingest(futs, log)
-    log(f"training starts on {pool.n} crops of {pool.n // 4} cards")
+    log(f"training starts on {pool.n} crops of {pool.n // 4} cards, {args.nets} net(s)")
     step = samples = 0
     t_start = last_ck = last_ev = time.time()
     loss_sum, n_loss = 0.0, 0
@@ -371,38 +384,48 @@ def train_on_device(args: argparse.Namespace) -> None:
         lr, beta1 = one_cycle((now - t_start) / args.train, args.lr)
         if step % 20 == 0:
             pool.tend(futs, log, stop=now - t0 > args.stop_gen)
-        sel = pool.draw(args.batch, g)
-        x = augment_gpu(normalise_gpu(pool.images[sel]), g).contiguous(
-            memory_format=torch.channels_last)
-        for group in opt.param_groups:
-            group["lr"], group["betas"] = lr, (beta1, 0.999)
-        r, s = model.heads(x)
-        loss = F.cross_entropy(r, pool.ranks[sel], label_smoothing=0.02) + \
-            F.cross_entropy(s, pool.suits[sel], ignore_index=-100, label_smoothing=0.02)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        loss_sum, n_loss = loss_sum + loss.detach(), n_loss + 1
+        for model, opt, gk in zip(models, opts, gens, strict=True):
+            sel = pool.draw(args.batch, gk)
+            x = augment_gpu(normalise_gpu(pool.images[sel]), gk).contiguous(
+                memory_format=torch.channels_last)
+            for group in opt.param_groups:
+                group["lr"], group["betas"] = lr, (beta1, 0.999)
+            r, s = model.heads(x)
+            loss = F.cross_entropy(r, pool.ranks[sel], label_smoothing=0.02) + \
+                F.cross_entropy(s, pool.suits[sel], ignore_index=-100, label_smoothing=0.02)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            loss_sum, n_loss = loss_sum + loss.detach(), n_loss + 1
         step, samples = step + 1, samples + args.batch
         if now - last_ev > 30:
-            acc = float((val_logits().argmax(1) == yva).mean())
+            lvs = [val_logits(m) for m in models]
+            accs = [float((lv.argmax(1) == yva).mean()) for lv in lvs]
+            ens = float((np.mean(lvs, 0).argmax(1) == yva).mean())
             log(f"step {step} lr {lr:.2e} pool {pool.n} crops: loss "
-                f"{float(loss_sum) / n_loss:.4f}, validation crop accuracy {acc:.4f}")
+                f"{float(loss_sum) / n_loss:.4f}, validation crop accuracy "
+                + " ".join(f"{a:.4f}" for a in accs)
+                + (f", together {ens:.4f}" if len(models) > 1 else ""))
             last_ev, loss_sum, n_loss = now, 0.0, 0
         if now - last_ck > args.ckpt_every:
             last_ck = now
             save()
     ex.shutdown(wait=False, cancel_futures=True)
     save()
-    lv = val_logits()
-    T = fit_temperature(lv, yva)
-    thr, stats = pick_threshold(softmax(lv / T), yva)
+    lvs = [val_logits(m) for m in models]
+    per_net = []
+    for lv in lvs + ([np.mean(lvs, 0)] if len(lvs) > 1 else []):
+        T = fit_temperature(lv, yva)
+        thr, stats = pick_threshold(softmax(lv / T), yva)
+        per_net.append({"temperature": T, "threshold": thr, **stats})
     summary = {"steps": step, "batch": args.batch, "samples": samples, "pool_crops": pool.n,
                "pool_cards": pool.n // 4, "train_s": args.train, "lr": args.lr,
-               "seed": args.seed, "workers": args.workers, "temperature": T, "threshold": thr,
-               **stats}
+               "seed": args.seed, "workers": args.workers, "nets": args.nets, **per_net[0]}
+    if len(per_net) > 1:
+        summary["models"] = per_net
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    log(f"done: {step} steps, {samples} samples from {pool.n // 4} cards; {stats}")
+    log(f"done: {step} steps, {samples} samples a net from {pool.n // 4} cards; "
+        + "; ".join(str(s) for s in per_net))
 
 
 # -- the whole-card reader (`face.py`'s recipe) on the device -------------------------------------
@@ -558,9 +581,29 @@ def train_face_on_device(args: argparse.Namespace) -> None:
     log(f"done: {step} steps, {samples} samples from {pool.n} faces; {summary['models']}")
 
 
-def export(pt: Path, out: Path, summary: Path | None = None) -> dict:
+def ensemble(models):
+    """Readers trained apart read as one: the mean of their 55 log-probability scores (a
+    geometric mean of their beliefs, which the reader's softmax renormalises), so the
+    scanner's interface and calibration stay as for one net."""
+    import torch
+    import torch.nn as nn
+
+    class Ensemble(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.nets = nn.ModuleList(models)
+
+        def forward(self, x):
+            return torch.stack([m(x) for m in self.nets]).mean(0)
+
+    return Ensemble()
+
+
+def export(pt: Path, out: Path, summary: Path | None = None,
+           others: list[Path] | None = None) -> dict:
     """The trained state dict as card_index.onnx + card_index.json in `out`, temperature and
-    threshold picked on the validation decks as `train.recalibrate` does."""
+    threshold picked on the validation decks as `train.recalibrate` does; with `others`, the
+    ensemble of it and those (`ensemble`)."""
     import onnxruntime as ort
     import torch
 
@@ -581,8 +624,11 @@ def export(pt: Path, out: Path, summary: Path | None = None) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
-    model = make_model()
-    model.load_state_dict(torch.load(pt, weights_only=True))
+    nets = []
+    for f in [pt, *(others or [])]:
+        nets.append(make_model())
+        nets[-1].load_state_dict(torch.load(f, weights_only=True))
+    model = nets[0] if len(nets) == 1 else ensemble(nets)
     export_onnx(model, (CROP_H, CROP_W), out / "card_index.onnx", "crops")
     xva, yva = build_data(8, 3000, VAL_DESIGNS, 1)  # the recipe's validation set (seed 7 + 1)
     sess = ort.InferenceSession(str(out / "card_index.onnx"), providers=["CPUExecutionProvider"])
@@ -591,7 +637,8 @@ def export(pt: Path, out: Path, summary: Path | None = None) -> dict:
     thr, stats = pick_threshold(softmax(lv / T), yva)
     run = json.loads(summary.read_text()) if summary else {}
     meta = {"classes": CLASSES, "crop": [CROP_H, CROP_W], "temperature": T, "threshold": thr,
-            "outputs": "log-probabilities of rank x suit (two heads)", "seed": 7,
+            "outputs": "log-probabilities of rank x suit (two heads)"
+            + (f", the mean of {len(nets)} nets'" if len(nets) > 1 else ""), "seed": 7,
             "mix": [list(m) for m in MIX], "n_val": 3000,
             "augment": "models.cards.gpu_index.augment_gpu", "init": None,
             "train_designs": training_decks() + [PROCEDURAL], "val_designs": VAL_DESIGNS,
@@ -676,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--seed", type=int, help="7")
     t.add_argument("--batch", type=int, help="256")
     t.add_argument("--lr", type=float, help="3e-3")
+    t.add_argument("--nets", type=int, default=1, help="index readers trained side by side, "
+                   "each from its own start on its own draws (index.pt, index-1.pt, ...)")
     t.add_argument("--device", default="cuda")
     t.add_argument("--ckpt-every", type=float, default=60.0)
     t.add_argument("--cache", default="/tmp/rtcache/assets")
@@ -690,6 +739,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("pt")
     e.add_argument("out")
     e.add_argument("summary", nargs="?")
+    e.add_argument("--with", dest="others", nargs="+", type=Path, default=[],
+                   help="more index state dicts: export the ensemble of all (mean scores)")
     e.add_argument("--face", action="store_true",
                    help="a whole-card state dict (face-LOOK.pt) -> card_face.onnx/.json in "
                    "OUT, fused threshold picked beside OUT's card_index (copied from --index)")
@@ -717,7 +768,8 @@ def main(argv: list[str] | None = None) -> int:
                     index=Path(args.index) if args.index else None, workers=args.workers,
                     threads=args.threads)
     else:
-        export(Path(args.pt), Path(args.out), Path(args.summary) if args.summary else None)
+        export(Path(args.pt), Path(args.out), Path(args.summary) if args.summary else None,
+               args.others)
     return 0
 
 
