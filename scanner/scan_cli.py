@@ -32,8 +32,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "'bench' renders a 1280x720 game and scans it with its truth; "
                         "'fixtures' scans every committed fixture video against its truth; "
                         "'validation' films (once) and scans the games tracker changes are "
-                        "tuned on; 'validation2' and 'validation3' a second and a third set of six "
-                        "such games")
+                        "tuned on; 'validation2', 'validation3' and 'validation4' a second, third "
+                        "and fourth set of six such games")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -388,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
         return bench(args)
     if args.source == "fixtures":
         return fixtures(args)
-    if args.source in ("validation", "validation2", "validation3"):
+    if args.source in ("validation", "validation2", "validation3", "validation4"):
         return validation(args, number=int(args.source[len("validation"):] or 1))
     from engines.errors import RulesError
 

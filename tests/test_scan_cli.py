@@ -191,6 +191,7 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
         VALIDATION_GAMES,
         VALIDATION_GAMES_2,
         VALIDATION_GAMES_3,
+        VALIDATION_GAMES_4,
     )
     from scanner import scan_cli
 
@@ -216,7 +217,8 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     # the second and third sets: other games on the same decks, each into a cache folder of
     # its own
     seen = set(VALIDATION_GAMES)
-    for number, games in ((2, VALIDATION_GAMES_2), (3, VALIDATION_GAMES_3)):
+    for number, games in ((2, VALIDATION_GAMES_2), (3, VALIDATION_GAMES_3),
+                          (4, VALIDATION_GAMES_4)):
         filmed.clear()
         assert scan_cli.validation(args, scan=fake, number=number) == 0
         assert [f[0].name for f in filmed] == list(games)
@@ -224,8 +226,8 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
         assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
         assert not set(games) & seen
         seen |= set(games)
-    seeds = [v[0] for g in (VALIDATION_GAMES, VALIDATION_GAMES_2, VALIDATION_GAMES_3)
-             for v in g.values()]
+    seeds = [v[0] for g in (VALIDATION_GAMES, VALIDATION_GAMES_2, VALIDATION_GAMES_3,
+                            VALIDATION_GAMES_4) for v in g.values()]
     assert len(set(seeds)) == len(seeds)  # no engine game filmed twice
 
 

@@ -56,11 +56,22 @@ VALIDATION_GAMES_3 = {
     "v3-s163-berlin-brutalchess": (163, 16363, "gnome-berlin", "brutalchess"),
     "v3-s173-orell-tokens": (173, 17373, "gnome-orell", "paper-token"),
 }
-# `royal-table scan validation[2|3]`: each set and the cache folder it is filmed into
+# a fourth set, filmed in session 33 to compare card readers on games that no tracker choice
+# had looked at (sessions 24-32 tuned the tracker on sets 1-3 with the committed reader)
+VALIDATION_GAMES_4 = {
+    "v4-s181-nicu-dreamchess": (181, 18181, "kde-nicu-white", "dreamchess"),
+    "v4-s191-berlin-brutalchess": (191, 19191, "gnome-berlin", "brutalchess"),
+    "v4-s193-orell-tokens": (193, 19393, "gnome-orell", "paper-token"),
+    "v4-s197-nicu-tokens": (197, 19797, "kde-nicu-white", "paper-token"),
+    "v4-s199-berlin-dreamchess": (199, 19999, "gnome-berlin", "dreamchess"),
+    "v4-s211-orell-brutalchess": (211, 21111, "gnome-orell", "brutalchess"),
+}
+# `royal-table scan validation[2|3|4]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
     3: (VALIDATION_GAMES_3, "scan-validation-3"),
+    4: (VALIDATION_GAMES_4, "scan-validation-4"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
