@@ -213,7 +213,7 @@ def validation(args: argparse.Namespace, scan=_scan_fixture, number: int = 1) ->
     """The tracker's validation games (`models.renderer.fixtures.VALIDATION_GAMES`: the card
     readers' validation decks), filmed once into the cache at the fixtures' size, scanned as
     `fixtures` are: what tracker changes are chosen by, so the held-out fixtures stay a test.
-    `number`: which set of six (`VALIDATION_SETS`: 1, 2 or 3)."""
+    `number`: which set of six (`VALIDATION_SETS`: 1 to 4)."""
     from models.renderer.assets import cache_dir
     from models.renderer.fixtures import MAX_ROUNDS, VALIDATION_SETS
 
@@ -388,8 +388,12 @@ def run(args: argparse.Namespace) -> int:
         return bench(args)
     if args.source == "fixtures":
         return fixtures(args)
-    if args.source in ("validation", "validation2", "validation3", "validation4"):
-        return validation(args, number=int(args.source[len("validation"):] or 1))
+    number = args.source.removeprefix("validation")
+    if number != args.source and (number == "" or number.isdigit()):
+        from models.renderer.fixtures import VALIDATION_SETS
+
+        if int(number or 1) in VALIDATION_SETS:
+            return validation(args, number=int(number or 1))
     from engines.errors import RulesError
 
     from .evaluate import read_truth

@@ -187,12 +187,7 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     for the renderer) and scans each; the committed fixtures are not among them."""
     import argparse
 
-    from models.renderer.fixtures import (
-        VALIDATION_GAMES,
-        VALIDATION_GAMES_2,
-        VALIDATION_GAMES_3,
-        VALIDATION_GAMES_4,
-    )
+    from models.renderer.fixtures import VALIDATION_GAMES, VALIDATION_SETS
     from scanner import scan_cli
 
     filmed = []
@@ -214,11 +209,10 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
     assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == f"all: moves {3 * len(filmed)}/{4 * len(filmed)}, spurious {len(filmed)}"
-    # the second and third sets: other games on the same decks, each into a cache folder of
-    # its own
+    # the other sets: other games on the same decks, each into a cache folder of its own
+    assert VALIDATION_SETS[1][0] is VALIDATION_GAMES and len(VALIDATION_SETS) >= 4
     seen = set(VALIDATION_GAMES)
-    for number, games in ((2, VALIDATION_GAMES_2), (3, VALIDATION_GAMES_3),
-                          (4, VALIDATION_GAMES_4)):
+    for number, (games, _) in sorted(VALIDATION_SETS.items())[1:]:
         filmed.clear()
         assert scan_cli.validation(args, scan=fake, number=number) == 0
         assert [f[0].name for f in filmed] == list(games)
@@ -226,8 +220,7 @@ def test_scan_validation_films_each_game_once_and_scans_them_all(monkeypatch, tm
         assert {f[2] for f in filmed} <= {"gnome-berlin", "gnome-orell", "kde-nicu-white"}
         assert not set(games) & seen
         seen |= set(games)
-    seeds = [v[0] for g in (VALIDATION_GAMES, VALIDATION_GAMES_2, VALIDATION_GAMES_3,
-                            VALIDATION_GAMES_4) for v in g.values()]
+    seeds = [v[0] for g, _ in VALIDATION_SETS.values() for v in g.values()]
     assert len(set(seeds)) == len(seeds)  # no engine game filmed twice
 
 
@@ -362,3 +355,25 @@ def test_a_fixture_scan_records_and_replays_its_readings(tmp_path):
     again = _scan_fixture(folder, None, replay=True)
     for key in ("moves_recovered", "spurious_events", "settled_frames_tracked_right", "frames"):
         assert again[key] == live[key], key
+
+
+def test_every_validation_set_is_a_source_by_its_number(monkeypatch):
+    """`scan validation`, `validation2` ... name the sets of `VALIDATION_SETS`; any other name
+    is a video path as before."""
+    import argparse
+
+    from models.renderer.fixtures import VALIDATION_SETS
+    from scanner import scan_cli
+
+    asked = []
+    monkeypatch.setattr(scan_cli, "validation", lambda args, number: asked.append(number) or 0)
+    for number in VALIDATION_SETS:
+        name = "validation" if number == 1 else f"validation{number}"
+        assert scan_cli.run(argparse.Namespace(source=name)) == 0
+    assert asked == sorted(VALIDATION_SETS)
+    asked.clear()
+    for other in ("validation99", "validationx"):
+        # taken as a video path: the scan then wants the options this bare namespace lacks
+        with pytest.raises(AttributeError, match="armies"):
+            scan_cli.run(argparse.Namespace(source=other))
+    assert asked == []
