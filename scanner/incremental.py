@@ -157,9 +157,9 @@ class IncrementalScanner:
                 moved = np.nan_to_num(np.abs(thumbs[touched] - self._reference[touched]),
                                       nan=255.0).mean(1)
                 touched = touched[np.argsort(-moved, kind="stable")]
-            for i in touched[:self.refresh_per_frame]:
-                todo[i] = True
-            for _ in range(self.refresh_per_frame - min(len(touched), self.refresh_per_frame)):
+            first = touched[:self.refresh_per_frame]
+            todo[first] = True
+            for _ in range(self.refresh_per_frame - len(first)):
                 todo[self._turn % len(self.zones)] = True
                 self._turn += 1
         self._touched[todo] = False

@@ -344,7 +344,6 @@ def train_on_device(args: argparse.Namespace) -> None:
     dev = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True
-    g = torch.Generator(device=dev).manual_seed(args.seed)
     pool = DevicePool(args.cap, (52, 32), dev, blank=NONE)
 
     xva, yva = (np.concatenate(v) for v in zip(*(f.result() for f in futs_val), strict=True))
@@ -358,7 +357,7 @@ def train_on_device(args: argparse.Namespace) -> None:
         torch.manual_seed(args.seed + 1000 * k)
         models.append(make_model().to(dev).to(memory_format=torch.channels_last))
         opts.append(torch.optim.AdamW(models[-1].parameters(), lr=args.lr, weight_decay=1e-4))
-        gens.append(g if k == 0 else torch.Generator(device=dev).manual_seed(args.seed + 1000 * k))
+        gens.append(torch.Generator(device=dev).manual_seed(args.seed + 1000 * k))
 
     def val_logits(model) -> np.ndarray:
         model.eval()
