@@ -801,7 +801,10 @@ class GameTracker:
         better, and settles it (v3-s173: an orell 8H under a black token read JK 44 %, JH 35 %,
         KH 14 % for 25 frames, went on with as JK; read 8H at 99 % as the next round's
         initiative cards came, it was taken for a second card black laid there, and black's
-        next move came a turn late). True where a question was settled."""
+        next move came a turn late). A set-up card's question is no move's (v4-s199: white's
+        set-up 4S, asked to the end under its unit, took the 2D white later laid on it in
+        place for itself seen better, and the move was lost). True where a question was
+        settled."""
         for key, (_old, new) in diff.items():
             if not key.endswith(".card") or new in (None, UNREAD):
                 continue
@@ -811,7 +814,7 @@ class GameTracker:
                 continue
             side = unit.side.value
             q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
-                      and q.entry == self._last_laid_on(cell)
+                      and q.entry == self._last_laid_on(cell) and q.event.kind == "move"
                       and q.event.text.startswith(side + " ")), None)
             pile = self._card_since.get(f"init.{side}")
             since = self._card_since.get(key)
