@@ -1734,6 +1734,8 @@ class GameTracker:
                 else:
                     moved = self._twin_gives_way(card, text)
             if moved is None:
+                moved = self._sure_read_weighed(card, text)
+            if moved is None:
                 raise
             self._apply(parse_action(text))
             return text, [moved]
@@ -2053,6 +2055,29 @@ class GameTracker:
                                   f"again later: taken as {twin}; check it"):
             return None
         return f"the earlier {card} of this deck was read wrong: {twin}; check it"
+
+    def _sure_read_weighed(self, card: str, text: str) -> str | None:
+        """A card read sure that the rules refuse because its deck turned it up before, where
+        the earlier one is still in view (so not simply its twin): the two places' reads are
+        weighed as a pair that can't hold the same card (`_earlier_gives_way`), as for a card
+        the reader could not name alone (v4-s199: black's QH on g4, read JH 97 % and QH 3 %
+        under its unit, refused black's JH read 100 % on its initiative pile, and the game
+        held there until the table was re-read). Returns the note for this action, or None."""
+        words = text.split()
+        side = words[0]
+        key = f"init.{side}" if words[1] == "initiative" else f"{_lays_on(text)}.card"
+        looks = self._card_looks.get(key)
+        if looks is None or looks[0] != card:
+            return None
+
+        def allowed(code: str) -> bool:
+            return self._legal(_with_card(text, code))
+
+        legal = {c for c in CARDS if allowed(c)}
+        if not self._earlier_gives_way(looks[1], legal, side, allowed):
+            return None
+        return f"{card} turned up again here, read sure: the earlier {card} of this deck " \
+            "was taken as the other card its reads named; check it"
 
     def _event_with(self, text: str) -> TableEvent | None:
         """The latest logged event that reads `text`."""

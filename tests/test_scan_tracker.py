@@ -2736,3 +2736,31 @@ def test_a_set_up_cards_question_is_not_answered_by_a_card_laid_on_it_later(seed
     seen = {f"{cell}.unit": f"{side}-x", key: "QD"}
     assert not tracker._seen_before_its_turn({key: (setup_card, "QD")}, seen)
     assert question[0] in tracker.questions
+
+
+@pytest.mark.parametrize("seed, cell, laid, read_as", [
+    (2, "a1", "7D", "QD"), (3, "g4", "KC", "6C"), (5, "f4", "7D", "4H"), (9, "e2", "4S", "JS")])
+def test_a_card_read_sure_twice_in_one_deck_weighs_both_places(seed, cell, laid, read_as):
+    # session 34, v4-s199: black's QH on g4, read JH 97 % (QH 3 %) as long as it lay in view,
+    # refused black's JH read 100 % on its initiative pile, and the game held there until the
+    # table was re-read (60 of 94 moves, 20 spurious events). The two places' reads are
+    # weighed as a pair that can't hold the same card, as for a card read unsure: the earlier
+    # place takes the other card its reads named.
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+
+    def edit(frame):
+        for pile in frame.initiative.values():  # a camera's reads name their candidates
+            if pile is not None and pile.card and not pile.candidates:
+                pile.candidates = [(pile.card, 0.99)]
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
+            c.card = CardReading(card=read_as, confidence=0.97,
+                                 candidates=[(read_as, 0.97), (laid, 0.03)])
+
+    tracker = _track(steps, seed, edit=edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
+        f"-{cell} {laid}"))
+    assert any(f"read as {read_as}, but {read_as} turned up again" in f for f in move.flags)
