@@ -66,12 +66,23 @@ VALIDATION_GAMES_4 = {
     "v4-s199-berlin-dreamchess": (199, 19999, "gnome-berlin", "dreamchess"),
     "v4-s211-orell-brutalchess": (211, 21111, "gnome-orell", "brutalchess"),
 }
-# `royal-table scan validation[2|3|4]`: each set and the cache folder it is filmed into
+# a fifth set, filmed in session 34 to measure that session's tracker changes (made from the
+# fourth set's v4-s199) on games no choice had looked at
+VALIDATION_GAMES_5 = {
+    "v5-s223-berlin-tokens": (223, 22323, "gnome-berlin", "paper-token"),
+    "v5-s227-orell-dreamchess": (227, 22727, "gnome-orell", "dreamchess"),
+    "v5-s229-nicu-brutalchess": (229, 22929, "kde-nicu-white", "brutalchess"),
+    "v5-s233-berlin-dreamchess": (233, 23333, "gnome-berlin", "dreamchess"),
+    "v5-s239-orell-tokens": (239, 23939, "gnome-orell", "paper-token"),
+    "v5-s241-nicu-dreamchess": (241, 24141, "kde-nicu-white", "dreamchess"),
+}
+# `royal-table scan validation[2|3|4|5]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
     3: (VALIDATION_GAMES_3, "scan-validation-3"),
     4: (VALIDATION_GAMES_4, "scan-validation-4"),
+    5: (VALIDATION_GAMES_5, "scan-validation-5"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
