@@ -286,6 +286,8 @@ class GameTracker:
         self._origin: dict[str, str] = {}  # cell -> the cell its unit was placed on
         self._arrived: dict[str, int] = {}  # cell -> journal length when its unit came
         self._removals: list[tuple[TableEvent, Side, str | None]] = []  # and the unit's origin
+        # the last removal with no attack entered for it: (event, engine before it, cell, side)
+        self._taken_off: tuple[TableEvent, Snapshot, str, str] | None = None
         self.armies = {side: list(p.army) for side, p in self.state.players.items()}
         # everything done to the engine, in order: actions in text notation, and corrections
         # ("correct remove d4"); `replay_journal` rebuilds the game from it
@@ -675,6 +677,8 @@ class GameTracker:
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
+        if self._lifted_back(diff):
+            return True
         if self._seen_before_its_turn(diff, seen):
             return True
         # a movement card always carries the unit that moved onto it: a card seen where no unit
@@ -1333,12 +1337,44 @@ class GameTracker:
                 "enter the attack that took it off"]
             origin = self._origin.get(cell)
             self._attack_view(cell, unit.side)
+            before = self._snapshot()
             self._remove_unit(cell)
             event = TableEvent(frame, f"{who} removed {cell}", "removed", flags)
             self.events.insert(self._removal_place(diff, cell, unit.side), event)
             self._removals.append((event, unit.side, origin))
+            self._taken_off = (event, before, cell, unit.side.value) if flags else None
             return True
         return False
+
+    def _lifted_back(self, diff: dict) -> bool:
+        """A unit taken off with no attack entered for it, seen back on its cell of its own
+        side before the game logged anything else: it was lifted, not taken off (a hand the
+        occlusion gate did not see holding it while a card went under it), and the removal is
+        undone (v5-s223: a white knight lifted for three unclouded frames while white laid 2H
+        under it was taken off, and the game parted ways with the table). True where it was."""
+        if self._taken_off is None:
+            return False
+        event, before, cell, side = self._taken_off
+        back = diff.get(f"{cell}.unit")
+        if back is None or back[0] is not None or str(back[1]).split("-")[0] != side:
+            return False
+        # (a unit of that side gone next door has moved onto the cell: val-s58, a pawn onto
+        # the card its rook was taken off)
+        if any(str(old).split("-")[0] == side and new is None
+               for n in NEIGHBOURS[parse_cell(cell)]
+               for old, new in [diff.get(f"{CELL_NAMES[n]}.unit", (None, None))]):
+            return False
+        self._taken_off = None
+        since = self.journal[before.entry:]
+        if since[:1] != [f"correct remove {cell}"] or not any(e is event for e in self.events) \
+                or any(a.split()[1] not in _FILLER_VERBS + ("draw",) for a in since[1:]):
+            return False  # the game went on since: the unit back is another story
+        self.state = _with_history(before.state)
+        self.journal = self.journal[:before.entry]
+        self._origin, self._arrived = dict(before.origin), dict(before.arrived)
+        self.events = [e for e in self.events if e is not event]
+        self._removals = [r for r in self._removals if r[0] is not event]
+        return True
 
     def _covered_own_card(self, cell: str, diff: dict) -> bool:
         """The unit gone from `cell` as the card there reads unsure but leaning (LEAN) to a

@@ -2764,3 +2764,42 @@ def test_a_card_read_sure_twice_in_one_deck_weighs_both_places(seed, cell, laid,
     move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
         f"-{cell} {laid}"))
     assert any(f"read as {read_as}, but {read_as} turned up again" in f for f in move.flags)
+
+
+def _with_the_unit_lifted(steps, seed, cell, laid, lifted=3):
+    """The frames of a game where, before the move that lays `laid` on `cell` in place, the
+    unit there is lifted in plain view for `lifted` settled frames (a hand the occlusion gate
+    does not see, holding the piece while the card goes under it)."""
+    import copy
+
+    from scanner.detections import PieceReading
+
+    frames = frames_of(steps, _empty(steps), seed=seed)
+    k = next(n for n, f in enumerate(frames) if not f.occluded and f.cells[cell].card
+             is not None and f.cells[cell].card.card == laid)
+    while frames[k - 1].occluded:
+        k -= 1
+    extra = []
+    for _ in range(lifted):
+        frame = copy.deepcopy(frames[k - 1])
+        frame.cells[cell].piece = PieceReading("empty", 0.99)
+        extra.append(frame)
+    out = frames[:k] + extra + frames[k:]
+    for n, frame in enumerate(out):
+        frame.frame_index = n
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5, 7, 10])
+def test_a_unit_lifted_while_its_card_goes_under_it_is_not_taken_off(seed):
+    # session 34, v5-s223: a white knight lifted for three unclouded frames while white laid
+    # 2H under it on e1 was taken off as hit (no attack entered), then stood on the new card
+    # with no unit to have moved there; the game parted ways with the table (78/98 moves,
+    # 11 spurious events). Seen back on its cell before the game logged anything else, the
+    # unit was lifted: the removal is undone and the move in place taken.
+    steps = record_game(seed)
+    i, cell, laid = _move_in_place_first_in_its_round(steps)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in _with_the_unit_lifted(steps, seed, cell, laid):
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
