@@ -662,6 +662,8 @@ class GameTracker:
                     if not any(k.startswith("init.") for k in diff) \
                             and self._order_gives_way(diff, seen):
                         return True
+                    if key not in diff and self._new_card_like_the_asked_one(key):
+                        return True
                     self.holding = f"waiting for {ev.side.value}'s initiative card"
                     return False
                 card, flags = seen[key], []
@@ -1344,6 +1346,29 @@ class GameTracker:
             self._removals.append((event, unit.side, origin))
             self._taken_off = (event, before, cell, unit.side.value) if flags else None
             return True
+        return False
+
+    def _new_card_like_the_asked_one(self, key: str) -> bool:
+        """The engine waits for a side's initiative card, and its pile reads sure the card the
+        latest open question there goes on with, though that question first went on with
+        another: a deck holds each card once, so the sure reads are of the new card, and
+        the question's card is the one it first went on with (v5-s229: black's 9C, read 9C
+        81 %, 9S 19 %, went on as 9C; black's real 9S a round later, a thumbnail too like it
+        to be seen laid, was taken for more looks at it and turned the question to 9S, and
+        the game fell a round behind). The question takes that answer back; the new card is
+        logged next. True where it was."""
+        asked = [q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
+                 and q.event.kind == "initiative"]
+        q = max(asked, key=lambda q: q.event.frame, default=None)
+        read = self._last_read.get(key)
+        if q is None or read is None or read.card != q.chosen:
+            return False
+        # the answer it first went on with, from the looks before the new card came
+        for answer in [a for a in q.went_with[:1] if a != q.chosen]:
+            if self._settle(
+                    q, answer, f"{q.chosen} turned up again on this pile, read sure: taken as "
+                    f"{answer}; check it"):
+                return True
         return False
 
     def _lifted_back(self, diff: dict) -> bool:

@@ -2803,3 +2803,26 @@ def test_a_unit_lifted_while_its_card_goes_under_it_is_not_taken_off(seed):
     for frame in _with_the_unit_lifted(steps, seed, cell, laid):
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed, side, first, second", [
+    (1, "black", "7D", "KS"), (2, "white", "QD", "6S"), (4, "black", "4D", "7S"),
+    (7, "black", "10D", "8S")])
+def test_a_new_initiative_card_taken_for_more_looks_at_the_last_is_logged(seed, side, first,
+                                                                           second):
+    # session 34, v5-s229: black's 9C on its pile read 9C 81 %, 9S 19 % and went on as 9C;
+    # black's real 9S a round later, too like it for the frame loop to see it laid, was taken
+    # for more looks at the 9C and turned that question to 9S, and the game waited for a
+    # black initiative card that already lay (83 of 96 moves, 7 spurious events). A deck holds
+    # each card once: the sure reads are of the new card, and the question's card is the one
+    # it first went on with.
+    steps = record_game(seed)
+
+    def edit(frame):
+        _blur_initiative(frame, side, first, [(first, 0.8), (second, 0.2)])
+        pile = frame.initiative.get(side)
+        if pile is not None and pile.card == second and not pile.candidates:
+            pile.candidates = [(second, 0.997), (first, 0.003)]
+
+    tracker = _track(steps, seed, edit=edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
