@@ -2544,6 +2544,7 @@ class GameTracker:
         changed) where the rules refuse the result."""
         if any(i < snap.entry for i in changes):  # a change the replay would not reach
             return False
+        self._taken_off = None  # (its engine before the removal is of the old past)
         saved = (self.state, self.journal, self._origin, self._arrived,
                  [(q, q.snapshot, entries_of(q)) for q in self.questions])
         old = self.journal
