@@ -76,13 +76,24 @@ VALIDATION_GAMES_5 = {
     "v5-s239-orell-tokens": (239, 23939, "gnome-orell", "paper-token"),
     "v5-s241-nicu-dreamchess": (241, 24141, "kde-nicu-white", "dreamchess"),
 }
-# `royal-table scan validation[2|3|4|5]`: each set and the cache folder it is filmed into
+# a sixth set, filmed in session 34 to measure that session's last two tracker changes (made
+# from the fifth set's v5-s223 and v5-s229) on games no choice had looked at
+VALIDATION_GAMES_6 = {
+    "v6-s251-nicu-tokens": (251, 25151, "kde-nicu-white", "paper-token"),
+    "v6-s257-berlin-brutalchess": (257, 25757, "gnome-berlin", "brutalchess"),
+    "v6-s263-orell-dreamchess": (263, 26363, "gnome-orell", "dreamchess"),
+    "v6-s269-berlin-tokens": (269, 26969, "gnome-berlin", "paper-token"),
+    "v6-s271-nicu-brutalchess": (271, 27171, "kde-nicu-white", "brutalchess"),
+    "v6-s277-orell-brutalchess": (277, 27777, "gnome-orell", "brutalchess"),
+}
+# `royal-table scan validation[2-6]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
     3: (VALIDATION_GAMES_3, "scan-validation-3"),
     4: (VALIDATION_GAMES_4, "scan-validation-4"),
     5: (VALIDATION_GAMES_5, "scan-validation-5"),
+    6: (VALIDATION_GAMES_6, "scan-validation-6"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
