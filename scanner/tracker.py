@@ -1394,9 +1394,7 @@ class GameTracker:
         if since[:1] != [f"correct remove {cell}"] or not any(e is event for e in self.events) \
                 or any(a.split()[1] not in _FILLER_VERBS + ("draw",) for a in since[1:]):
             return False  # the game went on since: the unit back is another story
-        self.state = _with_history(before.state)
-        self.journal = self.journal[:before.entry]
-        self._origin, self._arrived = dict(before.origin), dict(before.arrived)
+        self._back_to(before)
         self.events = [e for e in self.events if e is not event]
         self._removals = [r for r in self._removals if r[0] is not event]
         return True
@@ -2539,6 +2537,12 @@ class GameTracker:
         q.chosen = answer
         return True
 
+    def _back_to(self, snap: Snapshot) -> None:
+        """The engine, the journal and where units came from, as they were at `snap`."""
+        self.state = _with_history(snap.state)
+        self.journal = self.journal[:snap.entry]
+        self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
+
     def _rewrite(self, snap: Snapshot, changes: dict[int, str]) -> bool:
         """Replay the journal from `snap` with some entries changed; False (and nothing
         changed) where the rules refuse the result."""
@@ -2548,9 +2552,7 @@ class GameTracker:
         saved = (self.state, self.journal, self._origin, self._arrived,
                  [(q, q.snapshot, entries_of(q)) for q in self.questions])
         old = self.journal
-        self.state = _with_history(snap.state)
-        self.journal = old[:snap.entry]
-        self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
+        self._back_to(snap)
         later: dict[int, list] = {}  # old journal index -> questions whose snapshot is there
         for q in self.questions:
             if q.snapshot.entry > snap.entry:
