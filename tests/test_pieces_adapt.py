@@ -15,6 +15,8 @@ from scanner.piece_adapt import (
     adapt_from_embeddings,
     adapt_from_setup,
     fit_set_head,
+    learn_set,
+    read_as_units,
     setup_labels,
 )
 from scanner.piece_classifier import CLASSES, PieceClassifier, decide
@@ -150,3 +152,39 @@ def test_setup_labels_and_bad_labels(clf):
         adapt_from_crops(clf, np.zeros((1, 96, 64, 3), np.uint8), ["purple-dragon"])
     with pytest.raises(ValueError):
         adapt_from_setup(clf, np.zeros((720, 1280, 3), np.uint8), np.eye(3), {"board": {}})
+
+
+def _setup_units() -> tuple[np.ndarray, dict, dict[str, str]]:
+    img = cv2.imread(str(FIX / "setup-lathe.jpg"))
+    truth = json.loads((FIX / "setup-lathe.json").read_text())
+    units = {c: lab for c, lab in truth["labels"].items() if lab != "empty"}
+    return img, truth["camera"], units
+
+
+def test_learning_the_set_from_the_units_standing(clf):
+    img, camera, units = _setup_units()
+    note = learn_set(clf, img, camera, units, list(units), "at frame 190")
+    try:
+        assert note.startswith("at frame 190 from 8 units"), note
+        assert clf.set_head is not None and not np.allclose(clf.prototypes, clf.base_prototypes)
+    finally:
+        clf.new_set()
+
+
+def test_a_learnt_look_that_reads_bare_cells_as_units_is_not_kept(clf):
+    """v6-s263: a black knight on a court card's picture was learnt as one with it, and every
+    bare cell read as a black knight from then on. Here the black knight is said to stand on
+    a bare cell (c3): what is learnt of it is the bare look, the other bare cells read as
+    black knights after adapting, and the classifier goes back to the trained one."""
+    img, camera, units = _setup_units()
+    units = {c: lab for c, lab in units.items() if lab != "black-knight"} | {"c3": "black-knight"}
+    trained = read_as_units(clf, img, camera, ["b4", "d4", "f4", "b2"])
+    assert not trained  # bare cells, read bare by the trained classifier
+    note = learn_set(clf, img, camera, units, list(units), "at frame 190")
+    try:
+        assert note.startswith("none: at frame 190 the look learnt from 8 units read"), note
+        assert "bare cells as units" in note
+        assert np.allclose(clf.prototypes, clf.base_prototypes) and clf.set_head is None
+        assert not read_as_units(clf, img, camera, ["b4", "d4", "f4", "b2"])
+    finally:
+        clf.new_set()
