@@ -2218,9 +2218,9 @@ class GameTracker:
         card on either pile: the round is not over, so the other side won the initiative and
         moved first, and the turn the engine filled in as passed is still to come (s64:
         black's AC read as 3C at 74 % against white's KD; black's move was taken as white
-        passing, and white's move after it held the game until the next round). The open
-        question on this round's initiative pile whose answer would have it so takes its
-        likeliest such answer, still asked; True where one did."""
+        passing, and white's move after it held the game until the next round). The
+        question on this round's initiative pile (open, or taken on the rules' word) whose
+        answer would have it so takes its likeliest such answer, asked; True where one did."""
         movers = {str(seen[k[:-5] + ".unit"]).split("-")[0] for k in diff
                   if k.endswith(".card") and diff[k][1] is not None
                   and isinstance(seen.get(k[:-5] + ".unit"), str)}
@@ -2231,10 +2231,13 @@ class GameTracker:
             if entry.split()[1] == "initiative":
                 drawn[entry.split()[0]] = i
         for q in self.questions:
+            # a card taken on the rules' word too (watched): the order of play outweighs a
+            # read (v6-s263: white's QC read JC 99.7 % against black's JS; black's move after
+            # white's went into the next round, and the game lost 27 moves)
             if not (isinstance(q, CardQuestion) and q.key.startswith("init.")
-                    and not q.watched and drawn.get(owner_of(q)) == q.entry):
+                    and drawn.get(owner_of(q)) == q.entry):
                 continue  # (a card of an earlier round)
-            was = q.chosen
+            was, watched = q.chosen, q.watched
             listed = [alt for alt, _p in q.ranked()]
             for alt in listed + [c for c in q.answers if c not in listed]:
                 if alt == was or not self._choose(q, alt):
@@ -2250,6 +2253,7 @@ class GameTracker:
                                          "check it")
                     return True
             self._choose(q, was)  # no answer would have it so: as it was
+            q.watched = watched
         return False
 
     def _apply(self, action) -> None:
