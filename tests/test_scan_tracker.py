@@ -595,6 +595,24 @@ def test_a_read_leaning_to_the_other_colour_is_news():
     assert card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "JK") == UNREAD
 
 
+
+def test_a_read_leaning_to_courts_over_a_number_card_may_be_a_joker():
+    from scanner.detections import CardReading
+    from scanner.observations import UNREAD, card_value
+
+    # v6-s277: an orell joker laid over a 5S, read as black courts and nothing on the 5S
+    courts = CardReading(card=None, confidence=0.76,
+                         candidates=[("JS", 0.46), ("JC", 0.24), ("KS", 0.10)])
+    assert card_value(courts, "5S") == UNREAD
+    # a piece hiding part of the card: its rank misread, its colour kept
+    assert card_value(CardReading(card=None, candidates=[("7S", 0.5), ("4S", 0.3)]),
+                      "5S") == "5S"
+    # a court card misread as another court, or courts with some weight on the card itself
+    assert card_value(courts, "QS") == "QS"
+    backed = CardReading(card=None, candidates=[("JS", 0.46), ("JC", 0.24), ("5S", 0.2)])
+    assert card_value(backed, "5S") == "5S"
+
+
 def _moves_seen_in_steps(steps):
     """Frames of a game where every unit moving to another cell is seen as a real camera sees a
     flat token: its card laid first, then the unit gone from its cell a few frames before it
@@ -2847,4 +2865,68 @@ def test_a_new_initiative_card_taken_for_more_looks_at_the_last_is_logged(seed, 
             pile.candidates = [(second, 0.997), (first, 0.003)]
 
     tracker = _track(steps, seed, edit=edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+
+def _jokers_laid_second_over_a_number_card(steps):
+    """Joker moves to another cell, made by the side moving second in its round, over a
+    number card: (step, from, to, the card covered) each."""
+    out, movers, prev = [], [], steps[0][1]
+    for i, (action, pos) in enumerate(steps):
+        words = action.split()
+        if words[1] == "initiative":
+            movers = []
+        elif words[1] == "move":
+            frm, to = words[2].split("-")
+            under = prev["board"].get(to, {}).get("cards", [])
+            if movers and movers[-1] != words[0] and frm != to and words[3] == "JK" \
+                    and under and under[-1][:-1] not in ("J", "Q", "K", "JK", "A"):
+                out.append((i, frm, to, under[-1]))
+            movers.append(words[0])
+        prev = pos
+    return out
+
+
+def _a_joker_read_as_courts(steps, seed, i, to, covered, lifted=4):
+    """The frames of a game where the joker of step `i` lies on `to` `lifted` settled frames
+    before its unit, held in a hand the occlusion gate does not see, stands on it; the joker
+    is read unsure throughout as courts of the covered card's colour, leaning to jacks but to
+    no one card (v6-s277: an orell joker over a 5S, read JS 46 %, JC 24 %, KS 10 %)."""
+    import copy
+
+    from scanner.detections import PieceReading
+
+    suit = covered[-1]
+    twin = {"C": "S", "S": "C", "D": "H", "H": "D"}[suit]
+    courts = [("J" + suit, 0.46), ("J" + twin, 0.24), ("K" + suit, 0.10)]
+    frames = frames_of(steps, _empty(steps), seed=seed)
+    k = next(n for n, f in enumerate(frames) if not f.occluded and f.cells[to].card
+             is not None and f.cells[to].card.card == "JK")
+    extra = []
+    for _ in range(lifted):
+        frame = copy.deepcopy(frames[k])
+        frame.cells[to].piece = PieceReading("empty", 0.99)
+        extra.append(frame)
+    out = frames[:k] + extra + frames[k:]
+    for n, frame in enumerate(out):
+        frame.frame_index = n
+        _blur_card(frame, to, "JK", courts, confidence=0.76)
+    return out
+
+
+@pytest.mark.parametrize("seed", [21, 26, 28])
+def test_a_joker_read_as_courts_over_a_number_card_is_where_the_lifted_unit_goes(seed):
+    # session 35, v6-s277: white's king, attacked on a2, was lifted onto an orell joker laid
+    # over the 5S on b2; the joker, read JS 46 %, JC 24 %, KS 10 %, was taken for the 5S
+    # misread and, with no card seen laid next door, the king lifted was taken off as hit.
+    # The game then put the king's move on another unit and parted ways with the table (79 of
+    # 99 moves, 4 spurious events). Courts read over a number card may be a joker laid on it,
+    # and a read leaning to one rank is a card laid: the unit is on its way there.
+    steps = record_game(seed)
+    i, _frm, to, covered = _jokers_laid_second_over_a_number_card(steps)[0]
+    steps = steps[:i + 6]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in _a_joker_read_as_courts(steps, seed, i, to, covered):
+        tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
