@@ -86,7 +86,18 @@ VALIDATION_GAMES_6 = {
     "v6-s271-nicu-brutalchess": (271, 27171, "kde-nicu-white", "brutalchess"),
     "v6-s277-orell-brutalchess": (277, 27777, "gnome-orell", "brutalchess"),
 }
-# `royal-table scan validation[2-6]`: each set and the cache folder it is filmed into
+# filmed in session 35 after its two changes (a learnt look kept only where it leaves bare
+# cells bare; an initiative card taken on the rules' word gives way to the order of play),
+# to measure them on games no choice has looked at
+VALIDATION_GAMES_7 = {
+    "v7-s281-orell-dreamchess": (281, 28181, "gnome-orell", "dreamchess"),
+    "v7-s283-berlin-brutalchess": (283, 28383, "gnome-berlin", "brutalchess"),
+    "v7-s293-nicu-dreamchess": (293, 29393, "kde-nicu-white", "dreamchess"),
+    "v7-s307-orell-tokens": (307, 30707, "gnome-orell", "paper-token"),
+    "v7-s311-nicu-brutalchess": (311, 31131, "kde-nicu-white", "brutalchess"),
+    "v7-s313-berlin-dreamchess": (313, 31313, "gnome-berlin", "dreamchess"),
+}
+# `royal-table scan validation[2-7]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
@@ -94,6 +105,7 @@ VALIDATION_SETS = {
     4: (VALIDATION_GAMES_4, "scan-validation-4"),
     5: (VALIDATION_GAMES_5, "scan-validation-5"),
     6: (VALIDATION_GAMES_6, "scan-validation-6"),
+    7: (VALIDATION_GAMES_7, "scan-validation-7"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
