@@ -245,8 +245,10 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     reader, fitting the print scale; with no token among the units it rests for the game
     (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a cell); a
     set most of whose units are tokens read by their print is not adapted to (val-s35 lost 5
-    of 81 moves when its set head later read bare cards as still occupied). Says what it did,
-    starting with `when` ("at frame 190") or with "none: "."""
+    of 81 moves when its set head later read bare cards as still occupied). What is learnt
+    is kept only where it reads no cell without a unit (`bare`) as a unit that the trained
+    classifier read otherwise. Says what it did, starting with `when` ("at frame 190") or with
+    "none: "."""
     matches = token_matches(clf, image, camera, list(cells))
     rests = ""
     if clf.tokens is not None and cells and not any(m.present for m in matches.values()):
@@ -263,7 +265,7 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
                f"tokens read by their print{printed_at}"
     if set(cells) - set(units):
         return f"none: {when} a side's placement was still a question{rests}"
-    bare = [cell for cell in CELL_NAMES if cell not in cells]
+    bare = [cell for cell in CELL_NAMES if cell not in cells]  # no unit stands there
     units_before = read_as_units(clf, image, camera, bare)
     try:
         info = adapt_from_setup(clf, image, camera, units)
