@@ -675,6 +675,8 @@ class GameTracker:
                         side=ev.side.value)
                     if card is None:
                         return False
+                else:
+                    self._watch_a_tie(key, ev.side, card)
                 return self._event(f"{ev.side.value} initiative {card}", "initiative", frame,
                                    flags)
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
@@ -2223,9 +2225,10 @@ class GameTracker:
         card on either pile: the round is not over, so the other side won the initiative and
         moved first, and the turn the engine filled in as passed is still to come (s64:
         black's AC read as 3C at 74 % against white's KD; black's move was taken as white
-        passing, and white's move after it held the game until the next round). The
-        question on this round's initiative pile (open, or taken on the rules' word) whose
-        answer would have it so takes its likeliest such answer, asked; True where one did."""
+        passing, and white's move after it held the game until the next round). Of this
+        round's initiative piles' questions (open, or taken on the rules' word), the answer
+        that would have it so and that the reads found likeliest, on either pile, is taken,
+        asked; True where one was."""
         movers = {str(seen[k[:-5] + ".unit"]).split("-")[0] for k in diff
                   if k.endswith(".card") and diff[k][1] is not None
                   and isinstance(seen.get(k[:-5] + ".unit"), str)}
@@ -2235,31 +2238,51 @@ class GameTracker:
         for i, entry in enumerate(self.journal):
             if entry.split()[1] == "initiative":
                 drawn[entry.split()[0]] = i
-        for q in self.questions:
-            # a card taken on the rules' word too (watched): the order of play outweighs a
-            # read (v6-s263: white's QC read JC 99.7 % against black's JS; black's move after
-            # white's went into the next round, and the game lost 27 moves)
-            if not (isinstance(q, CardQuestion) and q.key.startswith("init.")
-                    and drawn.get(owner_of(q)) == q.entry):
-                continue  # (a card of an earlier round)
-            was, watched = q.chosen, q.watched
-            listed = [alt for alt, _p in q.ranked()]
-            for alt in listed + [c for c in q.answers if c not in listed]:
-                if alt == was or not self._choose(q, alt):
-                    continue
-                state = self.state
-                if not state.is_terminal() and state.to_move.value in movers and not (
-                        state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE):
-                    q.event.question = q.describe()
-                    q.event.flags = [f for f in q.event.flags  # (the latest order stands)
-                                     if "moved first in this round" not in f]
-                    q.event.flags.append(f"{state.to_move.other.value} moved first in this "
-                                         f"round and {state.to_move.value} after: not {was}; "
-                                         "check it")
-                    return True
-            self._choose(q, was)  # no answer would have it so: as it was
-            q.watched = watched
+        # a card taken on the rules' word too (watched): the order of play outweighs a read
+        # (v6-s263: white's QC read JC 99.7 % against black's JS; black's move after white's
+        # went into the next round, and the game lost 27 moves)
+        asked = [q for q in self.questions if isinstance(q, CardQuestion)
+                 and q.key.startswith("init.") and drawn.get(owner_of(q)) == q.entry]
+        # both piles' answers the reads name, likeliest first, then the rest pile by pile
+        named = sorted(((p, n, alt) for n, q in enumerate(asked) for alt, p in q.ranked()
+                        if alt != q.chosen), key=lambda t: -t[0])
+        tries = [(asked[n], alt) for _p, n, alt in named] + [
+            (q, alt) for q in asked for alt in q.answers
+            if alt != q.chosen and alt not in dict(q.ranked())]
+        was = {id(q): (q.chosen, q.watched) for q in asked}
+        for q, alt in tries:
+            if alt == q.chosen or not self._choose(q, alt):
+                continue
+            state = self.state
+            if not state.is_terminal() and state.to_move.value in movers and not (
+                    state.is_chance_node() and state.pending[0].verb is Verb.INITIATIVE):
+                q.event.question = q.describe()
+                q.event.flags = [f for f in q.event.flags  # (the latest order stands)
+                                 if "moved first in this round" not in f]
+                q.event.flags.append(f"{state.to_move.other.value} moved first in this "
+                                     f"round and {state.to_move.value} after: not "
+                                     f"{was[id(q)][0]}; check it")
+                return True
+            self._choose(q, was[id(q)][0])  # no help: as it was
+            q.watched = was[id(q)][1]
         return False
+
+    def _watch_a_tie(self, key: str, side: Side, card: str) -> None:
+        """A side's initiative card read sure as the very card on the other pile (a tie, both
+        draw again), where its reads named another card too: the tie is kept, but watched, so
+        that a move seen where the engine waits for new cards can turn it to that card
+        (`_order_gives_way`; v7-s313: black's KD read JD 79 %, KD 21 %, against white's JD;
+        black's move then came with no new card, and the rounds went out of step)."""
+        other = self.state.initiative[side.other]
+        looks = self._card_looks.get(key)
+        if other is None or other.code != card or looks is None or looks[0] != card:
+            return
+        evidence = looks[1]
+        if not any(alt != card and p >= CONSISTENT for alt, p in evidence.ranked()):
+            return
+        answers = [c for c in CARDS if self._legal(f"{side.value} initiative {c}")]
+        self._pending_question = (key, f"{side.value}'s initiative pile", answers,
+                                  evidence.copy(), self._snapshot(), True)
 
     def _apply(self, action) -> None:
         self.state.apply(action)

@@ -270,6 +270,58 @@ def test_an_initiative_card_taken_on_the_rules_word_gives_way_to_the_order_of_pl
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _a_tie_read_where_the_second_drawer_won():
+    """A recorded game with a round the second drawer won and both sides moved, whose deck
+    had not turned up the first drawer's card before: the game, that side, its card, the
+    first drawer's card, and the step of the other side's move."""
+    for seed in range(1, 40):
+        steps = record_game(seed)
+        acts = [a for a, _ in steps]
+        for i in range(1, len(acts)):
+            first, second = acts[i - 1].split(), acts[i].split()
+            if first[1] != "initiative" or second[1] != "initiative" or first[0] == second[0]:
+                continue
+            moves = []
+            for j in range(i + 1, len(acts)):
+                if acts[j].split()[1] == "initiative":
+                    break
+                if acts[j].split()[1] == "move":
+                    moves.append(j)
+            sides = [acts[j].split()[0] for j in moves]
+            if len(moves) != 2 or sides != [second[0], first[0]] or "JK" in (first[2], second[2]):
+                continue
+            used = {a.split()[-1] for a in acts[:moves[1] + 1] if a.startswith(second[0])}
+            if first[2] not in used:
+                return seed, steps, second[0], second[2], first[2], moves[1]
+    raise AssertionError("no such round")
+
+
+def test_a_tie_read_sure_gives_way_to_the_order_of_play():
+    """v7-s313: black's KD read JD (79 %, KD 21 %), sure, against white's JD: the very same
+    card, a tie, and the engine waited for both sides to draw again; black's move came
+    instead, and the rounds went out of step (61 of 93 moves, 25 spurious events). A tie read
+    whose reads named another card is watched: the move seen where new cards were due turns
+    it to that card, now asked."""
+    import numpy as np
+
+    from scanner.detections import CardReading
+
+    seed, steps, side, card, tie, end = _a_tie_read_where_the_second_drawer_won()
+
+    def edit(frame):
+        pile = frame.initiative.get(side)
+        if pile is not None and pile.card == card and not frame.occluded:
+            frame.initiative[side] = CardReading(
+                corners=np.zeros((4, 2), np.float32), card=tie, confidence=0.99,
+                candidates=[(tie, 0.79), (card, 0.21)])
+
+    tracker = _track(steps[:end + 1], seed, edit)
+    assert [e.text for e in tracker.events] == truth_events(steps[:end + 1]), tracker.holding
+    asked = next(e for e in tracker.events if e.text == f"{side} initiative {card}")
+    assert asked.question and any(f"not {tie}" in f for f in asked.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 def _blurred_run(seed, twin_of, p_true=0.48, p_twin=0.48, upto_move=False, blurred_reads=None):
     """A game read perfectly, except the first movement card: from the frame it is laid on,
     every read (or the first `blurred_reads`) is unsure between it and a twin (fresh
