@@ -97,7 +97,17 @@ VALIDATION_GAMES_7 = {
     "v7-s311-nicu-brutalchess": (311, 31131, "kde-nicu-white", "brutalchess"),
     "v7-s313-berlin-dreamchess": (313, 31313, "gnome-berlin", "dreamchess"),
 }
-# `royal-table scan validation[2-7]`: each set and the cache folder it is filmed into
+# filmed at the end of session 35, to measure its last change (a tie read sure, watched) and
+# the session's tracker as a whole on games no choice has looked at
+VALIDATION_GAMES_8 = {
+    "v8-s317-orell-brutalchess": (317, 31717, "gnome-orell", "brutalchess"),
+    "v8-s331-berlin-tokens": (331, 33131, "gnome-berlin", "paper-token"),
+    "v8-s337-nicu-dreamchess": (337, 33737, "kde-nicu-white", "dreamchess"),
+    "v8-s347-orell-dreamchess": (347, 34747, "gnome-orell", "dreamchess"),
+    "v8-s349-berlin-brutalchess": (349, 34949, "gnome-berlin", "brutalchess"),
+    "v8-s353-nicu-tokens": (353, 35353, "kde-nicu-white", "paper-token"),
+}
+# `royal-table scan validation[2-8]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
@@ -106,6 +116,7 @@ VALIDATION_SETS = {
     5: (VALIDATION_GAMES_5, "scan-validation-5"),
     6: (VALIDATION_GAMES_6, "scan-validation-6"),
     7: (VALIDATION_GAMES_7, "scan-validation-7"),
+    8: (VALIDATION_GAMES_8, "scan-validation-8"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
