@@ -32,7 +32,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "'bench' renders a 1280x720 game and scans it with its truth; "
                         "'fixtures' scans every committed fixture video against its truth; "
                         "'validation' films (once) and scans the games tracker changes are "
-                        "tuned on; 'validation2' to 'validation6' five more sets of six such "
+                        "tuned on; 'validation2' to 'validation8' seven more sets of six such "
                         "games")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
