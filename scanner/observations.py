@@ -51,12 +51,14 @@ class CardEvidence:
         self._looks: list[tuple[dict[str, float], int]] = []  # closed looks: (delta, reads)
         self.delta: dict[str, float] = {}  # this look's listed cards: summed log p - log floor
         self.reads = 0  # this look's reads
+        self._scores: tuple[dict[str, float], set[str]] | None = None  # ranked()'s, until a read
 
     def new_look(self) -> None:
         """The reads that follow are of different pixels (call before adding them)."""
         if self.reads:
             self._looks.append((self.delta, self.reads))
             self.delta, self.reads = {}, 0
+            self._scores = None
 
     @property
     def looks(self) -> int:
@@ -70,19 +72,25 @@ class CardEvidence:
         for code, p in candidates:
             self.delta[code] = self.delta.get(code, 0.0) + math.log(max(p, 1e-6)) - floor
         self.reads += 1
+        self._scores = None
 
     def ranked(self, allowed=None) -> list[tuple[str, float]]:
         """Posterior over the listed cards that `allowed(code)` admits, best first; the
         unlisted cards it admits keep their share of the mass."""
+        if self._scores is None:  # the tracker asks this many times a frame between reads
+            looks = self._looks + ([(self.delta, self.reads)] if self.reads else [])
+            if not looks:
+                return []
+            temper = 1.0 / math.sqrt(len(looks))
+            self._scores = ({c: temper * sum(d.get(c, 0.0) / n for d, n in looks)
+                             for c in CARDS}, set().union(*(d for d, _ in looks)))
+        by_code, listed = self._scores
         codes = [c for c in CARDS if allowed is None or allowed(c)]
-        looks = self._looks + ([(self.delta, self.reads)] if self.reads else [])
-        if not codes or not looks:
+        if not codes:
             return []
-        temper = 1.0 / math.sqrt(len(looks))
-        scores = [temper * sum(d.get(c, 0.0) / n for d, n in looks) for c in codes]
-        listed = set().union(*(d for d, _ in looks))
-        return sorted(((c, p) for c, p in zip(codes, normalised(scores), strict=True)
-                       if c in listed), key=lambda cw: -cw[1])
+        probs = normalised([by_code[c] for c in codes])
+        return sorted(((c, p) for c, p in zip(codes, probs, strict=True) if c in listed),
+                      key=lambda cw: -cw[1])
 
     def copy(self) -> CardEvidence:
         other = CardEvidence()

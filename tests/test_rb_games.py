@@ -117,3 +117,51 @@ def test_golden_playthroughs(seed):
     for line in recorded[1:]:
         replay.apply(parse_action(json.loads(line)["action"]))
     assert replay.is_terminal()
+
+
+@pytest.mark.parametrize("seed,options", [(11, None), (12, None),
+                                          (13, {"joker_declared_colour": True,
+                                                "allow_move_onto_unit": True})])
+def test_a_single_move_is_judged_as_the_whole_list_of_legal_actions_judges_it(seed, options):
+    """`apply` checks one movement against that card's movements only (the tracker asks it of
+    every card a reading names); it must agree with `legal_actions()` for every unit, card and
+    cell, hand known or hidden, legal or not."""
+    from engines.errors import IllegalActionError
+    from engines.royal_battles import Action, Verb
+    from engines.royal_battles.board import ALL_CELLS, NEIGHBOURS
+    from engines.royal_battles.cards import CARD_ORDER, Colour
+    from engines.royal_battles.state import Options, Phase
+
+    record = play_game(seed, options=Options(**options) if options else None)
+    states = [s for s in record.state.history if s.phase is Phase.MOVEMENT and not s.pending]
+    assert len(states) >= 6
+    checked = legal = 0
+    for state in states[:: max(1, len(states) // 6)]:
+        for hidden in (False, True):
+            s = state.copy()
+            side = s.to_move
+            if hidden:  # the camera's view: the hand's cards are among the unseen ones
+                player = s.players[side]
+                player.unseen.update(player.hand)
+                player.hidden_hand_size, player.hand = len(player.hand), None
+            allowed = {a.rules_key() for a in s.legal_actions()}
+            units = [c for c, u in s.units.items() if u.side is side] + [ALL_CELLS[0]]
+            for frm in units:
+                for card in CARD_ORDER:
+                    for to in (frm, *NEIGHBOURS[frm], ALL_CELLS[-1] - frm):
+                        for declared in ((None, Colour.RED) if card.is_joker else (None,)):
+                            move = Action(side, Verb.MOVE, card=card, frm=frm, to=to,
+                                          declared=declared)
+                            trial = s.copy()
+                            try:
+                                trial.apply(move)
+                                ok = True
+                            except IllegalActionError as err:
+                                ok = False
+                                if hidden and not s.players[side].unseen[card] \
+                                        and s.units.get(frm) and s.units[frm].side is side:
+                                    assert "cannot hold" in str(err), str(err)
+                            assert ok == (move in allowed), (str(move), hidden)
+                            checked += 1
+                            legal += ok
+    assert legal > 50 and checked > legal * 10

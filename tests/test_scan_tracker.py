@@ -433,6 +433,34 @@ def test_evidence_is_averaged_not_multiplied():
     assert red_sevens_ruled_out["7H"] > 0.8
 
 
+def test_evidence_ranked_follows_every_new_read_and_look():
+    """`ranked` keeps its scores between reads (the tracker asks it thousands of times a
+    game): every read, new look and copy must still show in what it says next."""
+    from scanner.observations import CardEvidence
+
+    def fresh(reads_by_look):
+        e = CardEvidence()
+        for reads in reads_by_look:
+            e.new_look()
+            for r in reads:
+                e.add(r)
+        return e.ranked()
+
+    e = CardEvidence()
+    e.add([("7H", 0.6), ("7D", 0.3)])
+    first = e.ranked()
+    e.add([("7D", 0.9)])
+    assert e.ranked() != first and e.ranked() == fresh([[[("7H", 0.6), ("7D", 0.3)],
+                                                         [("7D", 0.9)]]])
+    twin = e.copy()
+    e.new_look()
+    e.add([("8S", 0.99)])
+    assert e.ranked()[0][0] == "8S" and twin.ranked()[0][0] == "7D"
+    assert e.ranked() == fresh([[[("7H", 0.6), ("7D", 0.3)], [("7D", 0.9)]], [[("8S", 0.99)]]])
+    assert e.ranked(lambda c: c != "8S")[0][0] == "7D"
+    assert CardEvidence().ranked() == []
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_after_set_up_a_misread_kind_does_not_derail_the_game(seed):
     """The piece classifier's weakest answer is the kind: once placed, a unit is followed by

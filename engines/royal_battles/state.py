@@ -405,8 +405,22 @@ class GameState:
         if action.side is not self.to_move:
             raise IllegalActionError(f"{action}: it is {self.to_move.value}'s turn")
         key = action.rules_key()
+        if action.verb is Verb.MOVE and self.phase is Phase.MOVEMENT and action.card is not None:
+            # one card's movements, not every card's: a hidden hand may hold any of ~50 cards,
+            # and the tracker asks this of every card a reading might name
+            if (not self._may_hold(action.side, action.card)
+                    or key not in self.movement_actions(action.side, [action.card])):
+                raise IllegalActionError(self._why_illegal(action))
+            return
         if key not in self.legal_actions():
             raise IllegalActionError(self._why_illegal(action))
+
+    def _may_hold(self, side: Side, card: Card) -> bool:
+        """Might `side` move with `card`: in its hand, or (hidden hand) one left unseen?"""
+        player = self.players[side]
+        if player.hand is None:
+            return player.hidden_hand_size > 0 and player.unseen[card] > 0
+        return card in player.hand
 
     def _why_illegal(self, action: Action) -> str:
         base = f"illegal action {action} in phase {self.phase.value}"
@@ -417,6 +431,9 @@ class GameState:
                 return f"{base}: no {action.side.value} unit on {CELL_NAMES[action.frm]}"
             if player.hand is not None and action.card not in player.hand:
                 return f"{base}: {action.card} is not in {action.side.value}'s hand"
+            if player.hand is None and not self._may_hold(action.side, action.card):
+                return (f"{base}: {action.side.value} cannot hold {action.card} (none unseen"
+                        f"{'' if player.hidden_hand_size else ', and no cards in hand'})")
             if action.to != action.frm and action.to not in NEIGHBOURS[action.frm]:
                 return f"{base}: {CELL_NAMES[action.to]} is not next to {CELL_NAMES[action.frm]}"
             standing = self.top(action.frm)
@@ -431,8 +448,9 @@ class GameState:
                 return f"{base}: declaring a joker's colour needs the joker_declared_colour option"
         if action.verb is Verb.PASS and self.phase is Phase.MOVEMENT:
             return f"{base}: {action.side.value} can move and must (option allow_pass is off)"
-        legal = ", ".join(str(a) for a in self.legal_actions()[:8])
-        return f"{base}; legal now: {legal}{' …' if len(self.legal_actions()) > 8 else ''}"
+        actions = self.legal_actions()
+        legal = ", ".join(str(a) for a in actions[:8])
+        return f"{base}; legal now: {legal}{' …' if len(actions) > 8 else ''}"
 
     def _perform(self, action: Action) -> None:
         side = action.side
