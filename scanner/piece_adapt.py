@@ -21,6 +21,7 @@ head of its own, 94.7 % after a correcting one. Numpy only, under a second on on
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -238,17 +239,17 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
 def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
               cells: list[str], when: str) -> str:
     """Adapt `clf` to the set in view, from the units known to stand on the table (`units`,
-    cell -> "white-knight"), only when every unit standing (`cells`) is among them: a kind
-    taken wrong would teach the wrong look (on s64 a king and queen learnt swapped cost 24
-    moves), and adapting from one side alone moved only that side's prototypes (s4 and s31
-    lost 27 and 34 moves, session 11). First one look at every unit's cell by the token
-    reader, fitting the print scale; with no token among the units it rests for the game
-    (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a cell); a
-    set most of whose units are tokens read by their print is not adapted to (val-s35 lost 5
-    of 81 moves when its set head later read bare cards as still occupied). What is learnt
-    is kept only where it reads no cell without a unit (`bare`) as a unit that the trained
-    classifier read otherwise. Says what it did, starting with `when` ("at frame 190") or with
-    "none: "."""
+    cell -> "white-knight"); a unit standing (`cells`) that is not among them is one whose
+    kind is still a question, left out, as a kind taken wrong would teach the wrong look (on
+    s64 a king and queen learnt swapped cost 24 moves); its class keeps the trained look.
+    Not at all where too few are left (`_enough_left`). First one look at every unit's cell
+    by the token reader, fitting the print scale; with no token among the units it rests for
+    the game (no 3D piece passed for a token in its training renders, and it costs 0.5 ms a
+    cell); a set most of whose units are tokens read by their print is not adapted to
+    (val-s35 lost 5 of 81 moves when its set head later read bare cards as still occupied).
+    What is learnt is kept only where it reads no cell without a unit (`bare`) as a unit
+    that the trained classifier read otherwise. Says what it did, starting with `when`
+    ("at frame 190") or with "none: "."""
     matches = token_matches(clf, image, camera, list(cells))
     rests = ""
     if clf.tokens is not None and cells and not any(m.present for m in matches.values()):
@@ -263,7 +264,8 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
         return f"none: {when} {printed} of {len(cells)} units were paper " \
                f"tokens read by their print{printed_at}"
-    if set(cells) - set(units):
+    doubted = sorted(set(cells) - set(units))
+    if doubted and not _enough_left(units, doubted):
         return f"none: {when} a side's placement was still a question{rests}"
     bare = [cell for cell in CELL_NAMES if cell not in cells]  # no unit stands there
     units_before = read_as_units(clf, image, camera, bare)
@@ -281,8 +283,19 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
         return f"none: {when} the look learnt from {len(units)} units read {len(taken)} " \
                f"bare cells as units ({', '.join(taken[:3])}{', ...' if len(taken) > 3 else ''})" \
                f", so the trained one is kept{rests}"
+    left = f", {len(doubted)} whose kind is still a question left out " \
+           f"({', '.join(doubted)})" if doubted else ""
     return f"{when} from {len(units)} units ({', '.join(info['classes'])}) in " \
-           f"{info['seconds']} s{rests}"
+           f"{info['seconds']} s{left}{rests}"
+
+
+def _enough_left(units: dict[str, str], doubted: list[str]) -> bool:
+    """Whether the units whose kinds are settled are enough to learn the set from, the
+    `doubted` ones left out: at least two of each side's (adapting from one side alone moved
+    only that side's prototypes: s4 and s31 lost 27 and 34 moves in session 11), and more
+    than are left out."""
+    per_side = Counter(unit.split("-")[0] for unit in units.values())
+    return len(units) > len(doubted) and all(per_side[side] >= 2 for side in ("white", "black"))
 
 
 def read_as_units(clf: PieceClassifier, image: np.ndarray, camera, cells: list[str]

@@ -196,7 +196,8 @@ def _adaptation_said(note: str | None) -> str:
     if not note:
         return ""
     if note.startswith("at frame "):
-        return f"; the set learnt at frame {note.split()[2]}"
+        left = note.split(" s, ", 1)[1].split(";")[0] if " left out (" in note else ""
+        return f"; the set learnt at frame {note.split()[2]}" + (f" ({left})" if left else "")
     return f"; the set not learnt ({note.removeprefix('none: ')})"
 
 

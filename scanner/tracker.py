@@ -2368,17 +2368,27 @@ class GameTracker:
     # ----------------------------------------------------------------- open questions
 
     def placed_units(self) -> dict[str, str]:
-        """Cell -> "white-knight" for each unit standing on the table, leaving out a side whose
-        placement is still an open question, or is watched but no longer backed by its
-        units' views: what the piece classifier may learn the players' own set from (a wrong
-        kind would teach it the wrong look, and then read every later view of that set
-        wrong: on s64, with a piece model fine-tuned in session 19, black's c5 was placed a
-        king, sure, before a5 stood; a5 read a king too and the army made it the queen; the
-        classifier learnt the swap and the game lost 24 moves)."""
-        unsure = {q.side for q in self.questions if isinstance(q, PlacementQuestion)
-                  and (not q.watched or not q.backed())}
+        """Cell -> "white-knight" for each unit standing on the table, leaving out a unit
+        whose kind is in doubt: what the piece classifier may learn the players' own set from
+        (a wrong kind would teach it the wrong look, and then read every later view of that
+        set wrong: on s64, with a piece model fine-tuned in session 19, black's c5 was placed
+        a king, sure, before a5 stood; a5 read a king too and the army made it the queen; the
+        classifier learnt the swap and the game lost 24 moves). Where a side's placement is
+        still an open question, or is watched but no longer backed by its units' views, only
+        the units the question doubts are left out (two read as each other's kind leave the
+        army's others sure: v8-s349's black queen and king); the whole side once any of its
+        units has left the cell it was placed on."""
+        left_out: set[int] = set()
+        for q in self.questions:
+            if not isinstance(q, PlacementQuestion) or (q.watched and q.backed()):
+                continue
+            cells = {cell for cell, u in self.state.units.items() if u.side is q.side}
+            if cells == {parse_cell(o) for o in q.origins}:
+                left_out |= {parse_cell(o) for o in q.doubted()}
+            else:
+                left_out |= cells
         return {CELL_NAMES[cell]: f"{u.side.value}-{u.kind}"
-                for cell, u in sorted(self.state.units.items()) if u.side not in unsure}
+                for cell, u in sorted(self.state.units.items()) if cell not in left_out}
 
     def open_questions(self) -> list[str]:
         """What the game went on with unsure, as questions for the players."""

@@ -149,6 +149,8 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
                 "settled_frames_right": 5, "settled_frames": 9,
                 "settled_frames_recorded_right": 8, "cpu_ms_p50": 7.5, "cpu_ms_p95": 12.0,
                 "piece_adaptation": "at frame 192 from 8 units (white-pawn) in 0.1 s" if n == 16
+                else "at frame 191 from 6 units (white-pawn) in 0.1 s, 2 whose kind is still a "
+                "question left out (a5, c5); the token reader rests" if n == 31
                 else "none: at frame 192 a side's placement was still a question"}
 
     args = argparse.Namespace(jobs=2, models=None, json=False)
@@ -156,8 +158,10 @@ def test_scan_fixtures_prints_each_video_and_the_totals(capsys):
     out = capsys.readouterr().out.splitlines()
     assert "game-s16-paris-tokens: moves 16/100, spurious 1" in out[0]
     assert out[0].endswith("; the set learnt at frame 192")
-    assert out[1].endswith("; the set not learnt (at frame 192 a side's placement was still a "
-                           "question)")
+    assert out[1].endswith("; the set learnt at frame 191 (2 whose kind is still a question "
+                           "left out (a5, c5))")
+    assert out[3].startswith("game-s42-") and out[3].endswith(
+        "; the set not learnt (at frame 192 a side's placement was still a question)")
     assert any(line.startswith("game-s4-anglo-brutalchess: failed: cannot load profile")
                for line in out)
     assert out[-1] == f"all: moves {16 + 31 + 42 + 51 + 64}/500, spurious 5"
