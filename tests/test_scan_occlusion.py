@@ -77,3 +77,21 @@ def test_bad_frames_count_as_occluded():
     det = OcclusionDetector()
     assert det.update(None) and det.last["reason"] == "no picture"
     assert det.update(np.zeros((0, 0, 3), np.uint8))
+
+
+def test_the_work_frame_is_the_frame_shrunk_whatever_its_size():
+    """A 1280x720 frame is halved before it is shrunk to the work width (INTER_AREA is slow at
+    ratios that are not whole numbers); the work frame must stay the frame's area mean within
+    a grey level or so, and a 960x540 frame (a whole ratio) is shrunk exactly as before."""
+    from scanner.occlusion import WORK_WIDTH
+
+    rng = np.random.default_rng(0)
+    for w, h, exact in ((1280, 720, False), (960, 540, True), (1920, 1080, True)):
+        img = cv2.resize(table(), (w, h), interpolation=cv2.INTER_LINEAR)
+        img = cv2.add(img, rng.integers(0, 40, img.shape, dtype=np.uint8))
+        small, _ = OcclusionDetector()._prepare(img)
+        want = cv2.resize(img, (WORK_WIDTH, round(h * WORK_WIDTH / w)),
+                          interpolation=cv2.INTER_AREA)
+        diff = np.abs(small.astype(int) - want.astype(int))
+        assert small.shape == want.shape
+        assert (diff.max() == 0) if exact else (diff.mean() < 1.0 and diff.max() <= 8), (w, diff)
