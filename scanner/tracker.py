@@ -2383,10 +2383,16 @@ class GameTracker:
             if not isinstance(q, PlacementQuestion) or (q.watched and q.backed()):
                 continue
             cells = {cell for cell, u in self.state.units.items() if u.side is q.side}
-            if cells == {parse_cell(o) for o in q.origins}:
-                left_out |= {parse_cell(o) for o in q.doubted()}
-            else:
+            if cells != {parse_cell(o) for o in q.origins}:
                 left_out |= cells
+                continue
+            # a kind a doubted unit may be is learnt from none of the side's units: one
+            # example of it would then decide the doubt (game-s31, with doubt taken at 90 %:
+            # a pawn and a bishop learnt from one each, the two in doubt were read swapped)
+            doubted = q.doubted()
+            in_doubt = {option[i] for option, p in q.ranked() if p >= 0.01
+                        for i, o in enumerate(q.origins) if o in doubted}
+            left_out |= {cell for cell in cells if self.state.units[cell].kind in in_doubt}
         return {CELL_NAMES[cell]: f"{u.side.value}-{u.kind}"
                 for cell, u in sorted(self.state.units.items()) if cell not in left_out}
 

@@ -1616,14 +1616,16 @@ def test_a_unit_read_sure_is_placed_before_its_army_is_all_down():
 
 def test_placed_units_leave_out_the_units_whose_kinds_are_in_question():
     """What the piece classifier may adapt from: every unit where the game placed it, but not
-    the units whose kinds are still an open question (they might teach it the wrong look);
-    the same side's units the question does not doubt are kept (v8-s349: a queen and king
-    read as each other left the set unlearnt, its bishop and knight sure). Once a unit of
-    that side has moved, the question's cells no longer say which unit is which: the whole
-    side is left out."""
+    the units whose kinds are still an open question (they might teach it the wrong look),
+    nor the side's units of a kind those might be (one example of a kind would then decide the
+    doubt); the same side's other units are kept (v8-s349: a queen and king read as each
+    other left the set unlearnt, its bishop and knight sure). Once a unit of that side has
+    moved, the question's cells no longer say which unit is which: the whole side is left
+    out."""
     from scanner.open_questions import PlacementQuestion
 
-    steps, first_round, sure, want = _set_up_read_right()
+    # seed 1: white's four kinds differ, so two read as each other leave two sure
+    steps, first_round, sure, want = _set_up_read_right(seed=1)
     assert sure.placed_units() == want and len(want) == 8
     unsure, (_, c1), (_, c2) = _set_up_leaning_the_wrong_way(steps, first_round)
     q = next(q for q in unsure.questions if isinstance(q, PlacementQuestion))
@@ -1633,6 +1635,13 @@ def test_placed_units_leave_out_the_units_whose_kinds_are_in_question():
     units = unsure.state.units
     frm = next(c for c, u in units.items() if u.side is Side.WHITE and CELL_NAMES[c] != c1)
     units[next(c for c in NEIGHBOURS[frm] if c not in units)] = units.pop(frm)
+    assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
+    # seed 3: white is two rooks and two queens; a rook and a queen in doubt leave the other
+    # rook and queen of a kind in doubt too
+    steps, first_round, sure, want = _set_up_read_right(seed=3)
+    unsure, (_, c1), (_, c2) = _set_up_leaning_the_wrong_way(steps, first_round)
+    q = next(q for q in unsure.questions if isinstance(q, PlacementQuestion))
+    assert q.doubted() == {c1, c2}
     assert unsure.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
 
@@ -1672,7 +1681,8 @@ def test_placed_units_leave_out_a_side_whose_watched_placement_its_views_now_dou
         q.add_view(c1, f"cell {look}", {k2: 0.95, k1: 0.05})
         q.add_view(c2, f"cell {look}", {k1: 0.95, k2: 0.05})
     assert not q.backed() and q.doubted() == {c1, c2}
-    assert tracker.placed_units() == {c: u for c, u in want.items() if c not in (c1, c2)}
+    # white is two rooks and two queens: its other two are of the kinds in doubt too
+    assert tracker.placed_units() == {c: u for c, u in want.items() if u.startswith("black")}
 
 def _stale_source_run(seed, two_candidates, as_kind=None):
     """A game read perfectly except that, after one unit's move, its old cell keeps reading as
