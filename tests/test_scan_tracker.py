@@ -203,6 +203,20 @@ def _round_won_by_its_second_drawer():
     side's (never turned up by its deck), and the step of the other side's move."""
     from engines.royal_battles.cards import parse_card
 
+    for seed, steps, acts, first, second, moves in _rounds_won_by_the_second_drawer():
+        used = {a.split()[-1] for a in acts if a.startswith(second[0])}
+        other = parse_card(first[2]).initiative_key()
+        lower = next((c for c in ("2C", "2D", "2H", "2S", "3C", "3D") if c not in used
+                      and parse_card(c).initiative_key() < other), None)
+        if lower:
+            return seed, steps, second[0], second[2], lower, moves[1]
+    raise AssertionError("no such round")
+
+
+def _rounds_won_by_the_second_drawer():
+    """Each round of the recorded games (seeds 1-39) that the side drawing its initiative
+    card second won, both sides moving and no joker drawn: (seed, steps, actions, the first
+    and second initiative actions split into words, the steps of the two moves)."""
     for seed in range(1, 40):
         steps = record_game(seed)
         acts = [a for a, _ in steps]
@@ -219,13 +233,7 @@ def _round_won_by_its_second_drawer():
             sides = [acts[j].split()[0] for j in moves]
             if len(moves) != 2 or sides != [second[0], first[0]] or "JK" in (first[2], second[2]):
                 continue
-            used = {a.split()[-1] for a in acts if a.startswith(second[0])}
-            other = parse_card(first[2]).initiative_key()
-            lower = next((c for c in ("2C", "2D", "2H", "2S", "3C", "3D") if c not in used
-                          and parse_card(c).initiative_key() < other), None)
-            if lower:
-                return seed, steps, second[0], second[2], lower, moves[1]
-    raise AssertionError("no such round")
+            yield seed, steps, acts, first, second, moves
 
 
 def test_a_move_after_the_round_seemed_over_makes_the_other_side_the_initiative_winner():
@@ -274,25 +282,10 @@ def _a_tie_read_where_the_second_drawer_won():
     """A recorded game with a round the second drawer won and both sides moved, whose deck
     had not turned up the first drawer's card before: the game, that side, its card, the
     first drawer's card, and the step of the other side's move."""
-    for seed in range(1, 40):
-        steps = record_game(seed)
-        acts = [a for a, _ in steps]
-        for i in range(1, len(acts)):
-            first, second = acts[i - 1].split(), acts[i].split()
-            if first[1] != "initiative" or second[1] != "initiative" or first[0] == second[0]:
-                continue
-            moves = []
-            for j in range(i + 1, len(acts)):
-                if acts[j].split()[1] == "initiative":
-                    break
-                if acts[j].split()[1] == "move":
-                    moves.append(j)
-            sides = [acts[j].split()[0] for j in moves]
-            if len(moves) != 2 or sides != [second[0], first[0]] or "JK" in (first[2], second[2]):
-                continue
-            used = {a.split()[-1] for a in acts[:moves[1] + 1] if a.startswith(second[0])}
-            if first[2] not in used:
-                return seed, steps, second[0], second[2], first[2], moves[1]
+    for seed, steps, acts, first, second, moves in _rounds_won_by_the_second_drawer():
+        used = {a.split()[-1] for a in acts[:moves[1] + 1] if a.startswith(second[0])}
+        if first[2] not in used:
+            return seed, steps, second[0], second[2], first[2], moves[1]
     raise AssertionError("no such round")
 
 
