@@ -135,7 +135,7 @@ def test_a_single_move_is_judged_as_the_whole_list_of_legal_actions_judges_it(se
     record = play_game(seed, options=Options(**options) if options else None)
     states = [s for s in record.state.history if s.phase is Phase.MOVEMENT and not s.pending]
     assert len(states) >= 6
-    checked = legal = 0
+    checked = legal = held = 0
     for state in states[:: max(1, len(states) // 6)]:
         for hidden in (False, True):
             s = state.copy()
@@ -159,9 +159,10 @@ def test_a_single_move_is_judged_as_the_whole_list_of_legal_actions_judges_it(se
                             except IllegalActionError as err:
                                 ok = False
                                 if hidden and not s.players[side].unseen[card] \
-                                        and s.units.get(frm) and s.units[frm].side is side:
+                                        and move in s.movement_actions(side, [card]):
                                     assert "cannot hold" in str(err), str(err)
+                                    held += 1
                             assert ok == (move in allowed), (str(move), hidden)
                             checked += 1
                             legal += ok
-    assert legal > 50 and checked > legal * 10
+    assert legal > 50 and checked > legal * 10 and held > 0

@@ -431,21 +431,23 @@ class GameState:
                 return f"{base}: no {action.side.value} unit on {CELL_NAMES[action.frm]}"
             if player.hand is not None and action.card not in player.hand:
                 return f"{base}: {action.card} is not in {action.side.value}'s hand"
-            if player.hand is None and not self._may_hold(action.side, action.card):
-                return (f"{base}: {action.side.value} cannot hold {action.card} (none unseen"
-                        f"{'' if player.hidden_hand_size else ', and no cards in hand'})")
             if action.to != action.frm and action.to not in NEIGHBOURS[action.frm]:
                 return f"{base}: {CELL_NAMES[action.to]} is not next to {CELL_NAMES[action.frm]}"
             standing = self.top(action.frm)
             if not movement_colour_ok(action.card, standing.card, standing.colour):
                 return f"{base}: {action.card} has the colour of the standing card {standing.card}"
-            if action.to != action.frm and action.to in self.units:
+            if action.to != action.frm and action.to in self.units \
+                    and not self.options.allow_move_onto_unit:
                 return f"{base}: another unit stands on {CELL_NAMES[action.to]}"
             covered = self.top(action.to)
             if covered and not movement_colour_ok(action.card, covered.card, covered.colour):
                 return f"{base}: {action.card} cannot cover {covered.card} (same colour)"
             if action.declared and not self.options.joker_declared_colour:
                 return f"{base}: declaring a joker's colour needs the joker_declared_colour option"
+            # last: the board's own reasons first, as a player at the table checks them
+            if player.hand is None and not self._may_hold(action.side, action.card):
+                return (f"{base}: {action.side.value} cannot hold {action.card} (none unseen"
+                        f"{'' if player.hidden_hand_size else ', and no cards in hand'})")
         if action.verb is Verb.PASS and self.phase is Phase.MOVEMENT:
             return f"{base}: {action.side.value} can move and must (option allow_pass is off)"
         actions = self.legal_actions()
