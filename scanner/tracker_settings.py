@@ -1,0 +1,6 @@
+"""How long the tracker waits before it believes the table (shared by its parts)."""
+
+SETTLE_FRAMES = 3  # consecutive settled frames before a change is believed
+RE_READ_AFTER = 4  # distinct unexplained table changes in a row before a re-read
+TOGETHER = 2  # frames: a card laid and a unit gone beside it, believed this close, are one move
+GONE_UNSURE = 12  # unclouded frames a unit's cell read unsure before a later move: it was gone
