@@ -33,7 +33,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "'fixtures' scans every committed fixture video against its truth; "
                         "'validation' films (once) and scans the games tracker changes are "
                         "tuned on; 'validation2' to 'validation9' eight more sets of six such "
-                        "games")
+                        "games; 'recorded' (with --replay) every game whose readings were "
+                        "recorded, set by set")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
                         "set-up cards when they appear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -71,6 +72,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "latencies printed are those recorded with the readings")
     parser.add_argument("--jobs", type=int, default=2,
                         help="`scan fixtures`: videos scanned at once (one process each)")
+    parser.add_argument("--against", help="`scan recorded --replay`: the --json of an earlier "
+                        "replay, to name the games whose events or final position differ")
     g = parser.add_argument_group("bench options (`scan bench`)")
     g.add_argument("--seed", type=int, default=31, help="the engine game to film")
     g.add_argument("--scene-seed", type=int, default=303, help="camera, light and table")
@@ -163,10 +166,11 @@ def _truth_armies(truth: Path) -> list[str]:
 
 
 def _scan_fixture(folder: Path, models: str | None, page: bool = False, record: bool = False,
-                  replay: bool = False) -> dict:
+                  replay: bool = False, events: bool = False) -> dict:
     """One fixture video scanned in its own process (onnxruntime and OpenCV each on one core)
     against its truth, with its profile and armies: the comparison, or the error. `record`:
-    keep its readings in the folder; `replay`: the tracker over the readings kept there."""
+    keep its readings in the folder; `replay`: the tracker over the readings kept there;
+    `events`: keep the event texts and the final position too."""
     import subprocess
 
     source = folder / (READINGS_FILE if replay else "game.mp4")
@@ -186,8 +190,12 @@ def _scan_fixture(folder: Path, models: str | None, page: bool = False, record: 
     if done.returncode != 0:
         return {"fixture": folder.name, "error": done.stderr.strip()[-500:]}
     out = json.loads(done.stdout)  # (with --json the comparison's keys are at the top)
-    return {"fixture": folder.name, **{k: v for k, v in out.items()
-                                       if k not in ("events", "position", "open_questions")}}
+    row = {"fixture": folder.name, **{k: v for k, v in out.items()
+                                      if k not in ("events", "position", "open_questions")}}
+    if events:
+        row["events"] = [e["event"] for e in out.get("events", [])]
+        row["position"] = out.get("position")
+    return row
 
 
 def _adaptation_said(note: str | None) -> str:
@@ -269,6 +277,91 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
         print(f"all: moves {totals['moves_recovered']}/{totals['moves']}, spurious "
               f"{totals['spurious_events']}{_offers_said(totals.get('page_offers'))}")
     return 0 if len(good) == len(rows) else 2
+
+
+def recorded_games() -> list[tuple[str, Path]]:
+    """Every game whose readings were recorded (`--record`), as (set, folder): the validation
+    sets in the cache, then the committed fixtures."""
+    from models.renderer.assets import cache_dir
+    from models.renderer.fixtures import ROOT, VALIDATION_SETS
+
+    out = []
+    for number, (games, folder) in sorted(VALIDATION_SETS.items()):
+        name = "validation" + (str(number) if number > 1 else "")
+        out += [(name, cache_dir().parent / folder / g) for g in games]
+    out += [("fixtures", p) for p in sorted((ROOT / "videos").glob("game-*"))]
+    return [(name, folder) for name, folder in out if (folder / READINGS_FILE).exists()]
+
+
+def recorded(args: argparse.Namespace, scan=_scan_fixture) -> int:
+    """`scan recorded --replay`: the tracker over every recorded game, set by set, in seconds a
+    game; what a tracker change is judged by (a rule made from one game must not cost the
+    others). With `--against` an earlier run's --json, the games whose events or final
+    position differ from it are named (a change meant to leave the games alone, such as a
+    refactor, must name none)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not getattr(args, "replay", False):
+        return _fail("'recorded' replays the recorded games: add --replay (to scan their "
+                     "videos again, use `fixtures` and `validation*` with --record)")
+    earlier = None
+    if getattr(args, "against", None):
+        try:
+            earlier = json.loads(Path(args.against).read_text())["games"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return _fail(f"--against {args.against}: not a `scan recorded --json` output ({exc})")
+    games = recorded_games()
+    if not games:
+        return _fail("no recorded games: record some with `scan fixtures --record` or "
+                     "`scan validation --record`")
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda g: scan(g[1], args.models, replay=True, events=True),
+                             games))
+    keys = ("moves_recovered", "moves", "spurious_events")
+    sets: dict[str, dict] = {}
+    for (name, _folder), r in zip(games, rows, strict=True):
+        t = sets.setdefault(name, {"games": 0, "failed": 0, **dict.fromkeys(keys, 0)})
+        t["games"] += 1
+        if "error" in r:
+            t["failed"] += 1
+            continue
+        for k in keys:
+            t[k] += r[k]
+    totals = {k: sum(t[k] for t in sets.values()) for k in ("games", "failed", *keys)}
+    changed = []
+    if earlier is not None:
+        for r in rows:
+            before = earlier.get(r["fixture"])
+            if before is None or "error" in r or "error" in before:
+                changed.append((r["fixture"], before, r))
+            elif (before["events"], before["position"]) != (r["events"], r["position"]):
+                changed.append((r["fixture"], before, r))
+    if args.json:
+        print(json.dumps({"games": {r["fixture"]: r for r in rows}, "sets": sets,
+                          "totals": totals}, indent=1))
+        return 0 if not totals["failed"] else 2
+    for r in rows:
+        if "error" in r:
+            print(f"{r['fixture']}: failed: {r['error']}")
+    for name, t in sets.items():
+        print(f"{name}: moves {t['moves_recovered']}/{t['moves']}, spurious "
+              f"{t['spurious_events']} ({t['games']} game{'s' * (t['games'] != 1)}"
+              + (f", {t['failed']} failed)" if t["failed"] else ")"))
+    print(f"all: moves {totals['moves_recovered']}/{totals['moves']}, spurious "
+          f"{totals['spurious_events']} ({totals['games']} games)")
+    if earlier is not None:
+        def said(r: dict | None) -> str:
+            if r is None:
+                return "not in it"
+            if "error" in r:
+                return "failed"
+            return f"{r['moves_recovered']}/{r['moves']}, spurious {r['spurious_events']}"
+
+        for name, before, r in changed:
+            print(f"differs: {name}: {said(before)} -> {said(r)}")
+        print(f"against {args.against}: {len(rows) - len(changed)} of {len(rows)} games "
+              "replay to the same events and final position")
+    return 0 if not totals["failed"] else 2
 
 
 class TrackedRun:
@@ -389,6 +482,8 @@ def run(args: argparse.Namespace) -> int:
         return bench(args)
     if args.source == "fixtures":
         return fixtures(args)
+    if args.source == "recorded":
+        return recorded(args)
     number = args.source.removeprefix("validation")
     if number != args.source and (number == "" or number.isdigit()):
         from models.renderer.fixtures import VALIDATION_SETS

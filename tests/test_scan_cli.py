@@ -381,3 +381,71 @@ def test_every_validation_set_is_a_source_by_its_number(monkeypatch):
         with pytest.raises(AttributeError, match="armies"):
             scan_cli.run(argparse.Namespace(source=other))
     assert asked == []
+
+
+def test_scan_recorded_lists_every_game_with_readings_set_by_set(monkeypatch, tmp_path):
+    """`scan recorded` finds the recorded games of every validation set in the cache, then
+    the fixtures', and leaves out games never recorded."""
+    from models.renderer import fixtures as fx
+    from scanner import scan_cli
+
+    monkeypatch.setenv("ROYAL_TABLE_CACHE", str(tmp_path / "assets"))
+    monkeypatch.setattr(fx, "ROOT", tmp_path / "committed")
+    first = next(iter(fx.VALIDATION_GAMES_2))
+    last = list(fx.VALIDATION_GAMES)[-1]
+    for folder in (tmp_path / "scan-validation-2" / first, tmp_path / "scan-validation" / last,
+                   tmp_path / "committed" / "videos" / "game-s1-x",
+                   tmp_path / "scan-validation" / "never-recorded"):
+        folder.mkdir(parents=True)
+        if folder.name != "never-recorded":
+            (folder / scan_cli.READINGS_FILE).write_bytes(b"")
+    (tmp_path / "committed" / "videos" / "game-s2-not-recorded").mkdir()
+    assert [(name, f.name) for name, f in scan_cli.recorded_games()] == [
+        ("validation", last), ("validation2", first), ("fixtures", "game-s1-x")]
+
+
+def test_scan_recorded_replays_adds_up_per_set_and_names_games_that_changed(monkeypatch,
+                                                                             tmp_path, capsys):
+    import argparse
+
+    from scanner import scan_cli
+
+    games = [("validation", tmp_path / "a"), ("validation", tmp_path / "b"),
+             ("fixtures", tmp_path / "c")]
+    monkeypatch.setattr(scan_cli, "recorded_games", lambda: games)
+    events = {"a": ["white setup a1 2C"], "b": ["black setup a5 3D"], "c": ["white setup a1 4H"]}
+    asked = []
+
+    def fake(folder, models, replay=False, **kw):
+        asked.append((folder.name, replay, kw.get("events")))
+        return {"fixture": folder.name, "moves_recovered": 3, "moves": 4,
+                "spurious_events": int(folder.name == "b"), "events": events[folder.name],
+                "position": {"round": 1}}
+
+    args = argparse.Namespace(jobs=1, models=None, json=True, replay=False, against=None)
+    assert scan_cli.recorded(args, scan=fake) == 2  # only replays: the videos are long
+    assert "add --replay" in capsys.readouterr().err and not asked
+    args.replay = True
+    assert scan_cli.recorded(args, scan=fake) == 0
+    assert sorted(asked) == [("a", True, True), ("b", True, True), ("c", True, True)]
+    out = json.loads(capsys.readouterr().out)
+    assert out["sets"]["validation"] == {"games": 2, "failed": 0, "moves_recovered": 6,
+                                         "moves": 8, "spurious_events": 1}
+    assert out["totals"]["moves"] == 12 and out["totals"]["games"] == 3
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps(out))
+    # a tracker change that moves one game: named, with its figures before and after
+    events["b"] = ["black setup a5 3H"]
+    args.json, args.against = False, str(earlier)
+    assert scan_cli.recorded(args, scan=fake) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["validation: moves 6/8, spurious 1 (2 games)",
+                         "fixtures: moves 3/4, spurious 0 (1 game)",
+                         "all: moves 9/12, spurious 1 (3 games)"]
+    assert lines[3:] == ["differs: b: 3/4, spurious 1 -> 3/4, spurious 1",
+                         f"against {earlier}: 2 of 3 games replay to the same events and "
+                         "final position"]
+    # an --against file that is no such output is an error, not a crash
+    earlier.write_text("{}")
+    assert scan_cli.recorded(args, scan=fake) == 2
+    assert "not a `scan recorded --json` output" in capsys.readouterr().err
