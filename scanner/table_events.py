@@ -4,12 +4,9 @@ reads journal entries and the engine's state with (`tracker.py` and its parts).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from engines.royal_battles import GameState, Phase, Side
-from engines.royal_battles.board import NEIGHBOURS, is_melee, offset, parse_cell
-from engines.royal_battles.units import UNIT_KINDS
 
 
 @dataclass
@@ -27,21 +24,6 @@ class TableEvent:
         if self.question:
             out["question"] = self.question
         return out
-
-
-def reaches(kind: str, attacker: int, target: int) -> bool:
-    """Can a unit of `kind` on cell `attacker` take off the unit on `target`? Melee units
-    attack orthogonal neighbours, ranged ones diagonal neighbours, a pawn both (Extended
-    Reach), and a queen's Mystic Blast reaches every enemy on a card of its target's colour."""
-    return kind == "queen" or target in NEIGHBOURS[attacker] and (
-        UNIT_KINDS[kind].ranged != is_melee(attacker, target) or kind == "pawn")
-
-
-def with_history(state: GameState) -> GameState:
-    """A copy of an engine state that keeps its action history (`copy` drops it)."""
-    other = state.copy()
-    other.actions, other.history = list(state.actions), list(state.history)
-    return other
 
 
 # what the tracker fills in for the unseen parts of a turn (`_finish_turn`, `_make_room_for`)
@@ -106,49 +88,3 @@ def with_kind(text: str, kind_of: dict[str, str]) -> str:
     """A placement ("white place pawn a1") with the kind `kind_of` gives its cell."""
     w = text.split()
     return " ".join(w[:2] + [kind_of[w[3]]] + w[3:])
-
-
-def assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
-                       options: list[tuple[str, ...]]) -> list[float]:
-    """Log likelihood of each way of giving `cells` the kinds of an option, from the kind
-    probabilities read per cell (a kind never read is not impossible: floor 1e-3)."""
-    return [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
-                zip(cells, kinds, strict=True)) for kinds in options]
-
-
-def nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
-    """Pair cells a side's units left with cells they now stand on, fewest steps in all
-    (at most 4 units a side: every assignment is tried)."""
-    import itertools
-
-    def steps(a: str, b: str) -> int:
-        return max(map(abs, offset(parse_cell(a), parse_cell(b))))
-
-    k = min(len(gone), len(new))
-    if k == 0:
-        return []
-    best = min(((sum(steps(g, n) for g, n in zip(gs, ns, strict=True)), list(zip(gs, ns,
-                                                                              strict=True)))
-                for gs in itertools.permutations(gone, k)
-                for ns in itertools.combinations(new, k)), key=lambda t: t[0])
-    return best[1]
-
-
-def placing_steps(state: GameState, plans: dict[Side, dict[str, str]]) -> list[Side]:
-    """The engine's turns to place (the sides alternate while both have units to place) that
-    can be taken now: in order, while the side to place has a decided plan, and only so far
-    that each side places all of its plan or none of it (xv-s97, xv-s127: white's last unit,
-    down and read surely while black was still to place its own, waited six settled frames
-    for black's, since both sides were decided together)."""
-    left = {s: len(state.to_place[s]) for s in Side}
-    mover, order = state.to_move, []
-    while left[mover] and mover in plans:
-        order.append(mover)
-        left[mover] -= 1
-        mover = mover.other if left[mover.other] else mover
-    while order:
-        done = {s: order.count(s) for s in set(order)}
-        if all(n == len(plans[s]) for s, n in done.items()):
-            return order
-        order.pop()
-    return []

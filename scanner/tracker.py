@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, Verb, parse_action
-from engines.royal_battles.board import parse_cell
+from engines.royal_battles.board import offset, parse_cell
 from engines.royal_battles.position import from_json, to_json
 
 from .detections import TableReading
@@ -62,7 +62,7 @@ from .observations import (
     zone_of,
 )
 from .open_questions import CardQuestion, PlacementQuestion, Snapshot, speaks_of
-from .table_events import TableEvent, assume_unseen_draw, lays_on, nearest_pairs, unseen_step
+from .table_events import TableEvent, assume_unseen_draw, lays_on, unseen_step
 from .tracker_cards import CardChoice
 from .tracker_misreads import MisreadWatch
 from .tracker_moves import MoveReading
@@ -72,6 +72,24 @@ from .tracker_removal import UnitRemoval
 from .tracker_settings import GONE_UNSURE, RE_READ_AFTER, SETTLE_FRAMES
 
 __all__ = ["GameTracker", "TableEvent", "SETTLE_FRAMES", "replay_journal"]
+
+
+def _nearest_pairs(gone: list[str], new: list[str]) -> list[tuple[str, str]]:
+    """Pair cells a side's units left with cells they now stand on, fewest steps in all
+    (at most 4 units a side: every assignment is tried)."""
+    import itertools
+
+    def steps(a: str, b: str) -> int:
+        return max(map(abs, offset(parse_cell(a), parse_cell(b))))
+
+    k = min(len(gone), len(new))
+    if k == 0:
+        return []
+    best = min(((sum(steps(g, n) for g, n in zip(gs, ns, strict=True)), list(zip(gs, ns,
+                                                                              strict=True)))
+                for gs in itertools.permutations(gone, k)
+                for ns in itertools.combinations(new, k)), key=lambda t: t[0])
+    return best[1]
 
 
 class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardChoice,
@@ -425,7 +443,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
             new = [n for n in CELL_NAMES if side_at(seen, n) and not side_at(engine, n)
                    and engine[f"{n}.unit"] is None and self._firmly_occupied(n)
                    and seen[f"{n}.card"] not in (None, engine[f"{n}.card"])]
-            for frm, to in nearest_pairs(gone, new):
+            for frm, to in _nearest_pairs(gone, new):
                 changes.append(f"correct relocate {frm} {to}")
         done = []
         for entry in changes:

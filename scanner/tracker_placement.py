@@ -5,13 +5,42 @@ watches the kinds while they are still in doubt.
 
 from __future__ import annotations
 
-from engines.royal_battles import CELL_NAMES, Phase, Side
+import math
+
+from engines.royal_battles import CELL_NAMES, GameState, Phase, Side
 from engines.royal_battles.board import parse_cell
 
 from .detections import TableReading
 from .observations import ACCEPT, UNKNOWN_KIND, normalised
 from .open_questions import PlacementQuestion
-from .table_events import assignment_scores, placing_steps
+
+
+def _assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
+                       options: list[tuple[str, ...]]) -> list[float]:
+    """Log likelihood of each way of giving `cells` the kinds of an option, from the kind
+    probabilities read per cell (a kind never read is not impossible: floor 1e-3)."""
+    return [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
+                zip(cells, kinds, strict=True)) for kinds in options]
+
+
+def _placing_steps(state: GameState, plans: dict[Side, dict[str, str]]) -> list[Side]:
+    """The engine's turns to place (the sides alternate while both have units to place) that
+    can be taken now: in order, while the side to place has a decided plan, and only so far
+    that each side places all of its plan or none of it (xv-s97, xv-s127: white's last unit,
+    down and read surely while black was still to place its own, waited six settled frames
+    for black's, since both sides were decided together)."""
+    left = {s: len(state.to_place[s]) for s in Side}
+    mover, order = state.to_move, []
+    while left[mover] and mover in plans:
+        order.append(mover)
+        left[mover] -= 1
+        mover = mover.other if left[mover.other] else mover
+    while order:
+        done = {s: order.count(s) for s in set(order)}
+        if all(n == len(plans[s]) for s, n in done.items()):
+            return order
+        order.pop()
+    return []
 
 
 class ArmyPlacement:
@@ -55,7 +84,7 @@ class ArmyPlacement:
             cells = cells[:len(need)]
             table = tables[side] = self._kinds_read(cells, seen)
             options = sorted(set(itertools.permutations(need)))
-            scores = assignment_scores(cells, table, options)
+            scores = _assignment_scores(cells, table, options)
             probs = normalised(scores)
             best = int(max(range(len(options)), key=lambda i: scores[i]))
             p = probs[best]
@@ -64,7 +93,7 @@ class ArmyPlacement:
                 keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
                 opened[side] = PlacementQuestion(side, cells, keep, [], [], snap,
                                                   chosen=options[best])
-        steps = placing_steps(state, plans)
+        steps = _placing_steps(state, plans)
         if not steps:
             self.holding = waiting
             return False
@@ -72,7 +101,7 @@ class ArmyPlacement:
             plans.pop(side)
             opened.pop(side, None)
         for _ in steps:
-            side = state.to_move  # (the engine's turn, which `placing_steps` follows)
+            side = state.to_move  # (the engine's turn, which `_placing_steps` follows)
             cell = next(iter(plans[side]))
             kind = plans[side].pop(cell)
             self._place_unit(side, cell, kind, seen, frame, tables[side][cell])
@@ -135,7 +164,7 @@ class ArmyPlacement:
             return False  # nothing to place, or all there: decided together
         table = self._kinds_read(cells, seen)
         options = sorted(set(itertools.permutations(need, len(cells))))
-        scores = assignment_scores(cells, table, options)
+        scores = _assignment_scores(cells, table, options)
         marginal: dict[str, float] = {}
         for kinds, p in zip(options, normalised(scores), strict=True):
             marginal[kinds[0]] = marginal.get(kinds[0], 0.0) + p

@@ -6,7 +6,7 @@ sure, and written back into the journal (the engine rebuilt from it).
 from __future__ import annotations
 
 from engines.errors import RulesError
-from engines.royal_battles import Side, parse_action
+from engines.royal_battles import GameState, Side, parse_action
 from engines.royal_battles.board import parse_cell
 
 from .observations import FOLLOW, LEAD, ONCE_IN_A_DECK, SWITCH
@@ -19,7 +19,14 @@ from .open_questions import (
     owner_of,
     set_entries,
 )
-from .table_events import TableEvent, is_filler, with_card, with_history, with_kind
+from .table_events import TableEvent, is_filler, with_card, with_kind
+
+
+def _with_history(state: GameState) -> GameState:
+    """A copy of an engine state that keeps its action history (`copy` drops it)."""
+    other = state.copy()
+    other.actions, other.history = list(state.actions), list(state.history)
+    return other
 
 
 class QuestionKeeping:
@@ -39,7 +46,7 @@ class QuestionKeeping:
         return top.card.code if top else None
 
     def _snapshot(self) -> Snapshot:
-        return Snapshot(with_history(self.state), len(self.journal), dict(self._origin),
+        return Snapshot(_with_history(self.state), len(self.journal), dict(self._origin),
                          dict(self._arrived))
 
     def _settle_questions(self) -> bool:
@@ -198,7 +205,7 @@ class QuestionKeeping:
 
     def _back_to(self, snap: Snapshot) -> None:
         """The engine, the journal and where units came from, as they were at `snap`."""
-        self.state = with_history(snap.state)
+        self.state = _with_history(snap.state)
         self.journal = self.journal[:snap.entry]
         self._origin, self._arrived = dict(snap.origin), dict(snap.arrived)
 

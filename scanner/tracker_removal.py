@@ -6,12 +6,21 @@ lifted and put back.
 from __future__ import annotations
 
 from engines.royal_battles import CELL_NAMES, Phase, Side
-from engines.royal_battles.board import NEIGHBOURS, parse_cell
+from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
+from engines.royal_battles.units import UNIT_KINDS
 
 from .observations import LEAN, UNREAD, may_be_same
 from .open_questions import CardQuestion, PlacementQuestion
-from .table_events import FILLER_VERBS, TableEvent, lays_on, reaches
+from .table_events import FILLER_VERBS, TableEvent, lays_on
 from .tracker_settings import GONE_UNSURE, TOGETHER
+
+
+def _reaches(kind: str, attacker: int, target: int) -> bool:
+    """Can a unit of `kind` on cell `attacker` take off the unit on `target`? Melee units
+    attack orthogonal neighbours, ranged ones diagonal neighbours, a pawn both (Extended
+    Reach), and a queen's Mystic Blast reaches every enemy on a card of its target's colour."""
+    return kind == "queen" or target in NEIGHBOURS[attacker] and (
+        UNIT_KINDS[kind].ranged != is_melee(attacker, target) or kind == "pawn")
 
 
 class UnitRemoval:
@@ -209,7 +218,7 @@ class UnitRemoval:
             if move_of(e, enemy) and e.text.split()[2].split("-")[0] == where:
                 where = lays_on(e.text)
         mover = self.state.units.get(parse_cell(where))
-        if mover is None or mover.side is side or not reaches(
+        if mover is None or mover.side is side or not _reaches(
                 mover.kind, parse_cell(dest), parse_cell(cell)):
             return at
         return k + 1
@@ -233,7 +242,7 @@ class UnitRemoval:
 
     def _an_attack_explains(self, cell: str) -> bool:
         """Could the enemy's last mover have taken the unit on `cell` off? Only the unit that
-        moved attacks (`reaches`), and only after its move. A mover whose kind is asked (in
+        moved attacks (`_reaches`), and only after its move. A mover whose kind is asked (in
         doubt in its side's open placement question) could be any of its army's kinds."""
         side = self.state.units[parse_cell(cell)].side
         mover, attacker = self._last_mover(side.other)
@@ -251,7 +260,7 @@ class UnitRemoval:
         if any(isinstance(q, PlacementQuestion) and q.side is attacker.side and not q.watched
                and self._origin.get(mover) in q.doubted() for q in self.questions):
             kinds = set(self.armies[attacker.side])
-        return any(reaches(k, parse_cell(mover), parse_cell(cell)) for k in kinds)
+        return any(_reaches(k, parse_cell(mover), parse_cell(cell)) for k in kinds)
 
     def _attack_view(self, cell: str, side: Side) -> None:
         """A unit of `side` taken off `cell` was hit by the enemy's last mover: a view of that
@@ -268,7 +277,7 @@ class UnitRemoval:
         if q is None:
             return
         kinds = set(self.armies[attacker.side])
-        could = {k for k in kinds if reaches(k, parse_cell(mover), parse_cell(cell))}
+        could = {k for k in kinds if _reaches(k, parse_cell(mover), parse_cell(cell))}
         if not could or could == kinds:
             return  # (nothing to tell the kinds apart)
         share = 0.9 / len(could), 0.1 / max(len(kinds - could), 1)

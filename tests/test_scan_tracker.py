@@ -1088,7 +1088,7 @@ def _frame_steps(steps, settle: int = 4, hands: int = 2) -> list[int]:
 def _unit_misread_empty(max_seed: int = 40):
     """A black unit U on D that stays there while white moves twice: first a unit that can't
     attack D (M1), later one that can (M2). Returns (steps, seed, D, i1, i2) or None."""
-    from scanner.table_events import reaches
+    from scanner.tracker_removal import _reaches
 
     for seed in range(1, max_seed):
         steps = record_game(seed)
@@ -1102,7 +1102,7 @@ def _unit_misread_empty(max_seed: int = 40):
             to = parse_cell(w[2].split("-")[1])
             for d, entry in before.items():
                 unit = entry.get("unit")
-                if not unit or unit["side"] != "black" or reaches(kind, to, parse_cell(d)):
+                if not unit or unit["side"] != "black" or _reaches(kind, to, parse_cell(d)):
                     continue
                 stay = next((j for j in range(i1, len(steps))
                              if (steps[j][1]["board"].get(d) or {}).get("unit") != unit),
@@ -1111,7 +1111,7 @@ def _unit_misread_empty(max_seed: int = 40):
                     v = acts[i2].split()
                     if v[:2] == ["white", "move"]:
                         k2 = steps[i2 - 1][1]["board"][v[2].split("-")[0]]["unit"]["kind"]
-                        if reaches(k2, parse_cell(v[2].split("-")[1]), parse_cell(d)) \
+                        if _reaches(k2, parse_cell(v[2].split("-")[1]), parse_cell(d)) \
                                 and stay > i2 + 3:
                             return steps[:i2 + 3], seed, d, i1, i2
     return None
@@ -2486,7 +2486,7 @@ def _reply_after_a_move(seed, reach):
     """A move to another cell whose next visible step is the enemy's move, also to another
     cell, the first mover reaching (or not) the cell the enemy's unit leaves: (move step,
     reply step)."""
-    from scanner.table_events import reaches
+    from scanner.tracker_removal import _reaches
 
     steps = record_game(seed)
     shown = [i for i, (a, _p) in enumerate(steps)
@@ -2498,7 +2498,7 @@ def _reply_after_a_move(seed, reach):
         frm, to = a.split()[2].split("-")
         frm2, to2 = b.split()[2].split("-")
         kind = pos["board"][to]["unit"]["kind"]
-        if frm != to and frm2 != to2 and reaches(kind, parse_cell(to), parse_cell(frm2)) == reach:
+        if frm != to and frm2 != to2 and _reaches(kind, parse_cell(to), parse_cell(frm2)) == reach:
             return i, j
     raise AssertionError("no such pair of moves")
 
@@ -2760,7 +2760,7 @@ def _removal_before_the_attackers_next_move(steps):
     """A removal after which the attacker's side moves next, with a unit that could have
     taken it off too: (removed unit as read, its cell, that move's cell and card)."""
     from engines.royal_battles import parse_cell
-    from scanner.table_events import reaches
+    from scanner.tracker_removal import _reaches
 
     events = truth_events(steps)
     after = {a: pos for a, pos in steps}
@@ -2774,7 +2774,7 @@ def _removal_before_the_attackers_next_move(steps):
             continue
         dest = nxt.split()[2].split("-")[1]
         kind = after[nxt]["board"][dest]["unit"]["kind"]
-        if reaches(kind, parse_cell(dest), parse_cell(w[3])):
+        if _reaches(kind, parse_cell(dest), parse_cell(w[3])):
             return f"{w[0]}-{w[1]}", w[3], dest, nxt.split()[3]
     raise AssertionError("no such removal")
 
@@ -2829,13 +2829,13 @@ def test_units_are_placed_in_the_engine_s_turns_a_side_s_plan_whole_or_not_at_al
         left, to_move, planned, steps):
     from types import SimpleNamespace
 
-    from scanner.table_events import placing_steps
+    from scanner.tracker_placement import _placing_steps
 
     state = SimpleNamespace(to_place={Side(s): ["pawn"] * n for s, n in left.items()},
                             to_move=Side(to_move))
     plans = {Side(s): {f"{f}{'1' if s == 'white' else '5'}": "pawn"
                        for f in "aceg"[:left[s]]} for s in planned}
-    assert placing_steps(state, plans) == [Side(s) for s in steps]
+    assert _placing_steps(state, plans) == [Side(s) for s in steps]
 
 
 
