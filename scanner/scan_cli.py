@@ -236,12 +236,22 @@ def validation(args: argparse.Namespace, scan=_scan_fixture, number: int = 1) ->
     return fixtures(args, scan, [root / name for name in games])
 
 
+SCORE_KEYS = ("moves_recovered", "moves", "spurious_events")  # what a game's scan adds up to
+
+
+def _scan_each(args: argparse.Namespace, scan, folders: list[Path], *extra, **flags
+               ) -> list[dict]:
+    """`scan` of each game folder, `--jobs` at a time (each scan is its own process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        return list(pool.map(lambda f: scan(f, args.models, *extra, **flags), folders))
+
+
 def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] | None = None
              ) -> int:
     """Every committed fixture video (or the videos in `folders`) against its truth, `--jobs`
     at a time: the table the README's whole-chain row quotes, and the totals."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from models.renderer.fixtures import ROOT
 
     if folders is None:
@@ -249,13 +259,12 @@ def fixtures(args: argparse.Namespace, scan=_scan_fixture, folders: list[Path] |
                          if (p / "game.mp4").exists())
     if not folders:
         return _fail(f"no fixture videos under {ROOT / 'videos'}")
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        page = getattr(args, "page", False)
-        # (only the flags asked for are passed: a stand-in scan need not know them)
-        keep = {k: True for k in ("record", "replay") if getattr(args, k, False)}
-        rows = list(pool.map(lambda f: scan(f, args.models, page, **keep), folders))
+    page = getattr(args, "page", False)
+    # (only the flags asked for are passed: a stand-in scan need not know them)
+    keep = {k: True for k in ("record", "replay") if getattr(args, k, False)}
+    rows = _scan_each(args, scan, folders, page, **keep)
     good = [r for r in rows if "error" not in r]
-    totals = {k: sum(r[k] for r in good) for k in ("moves_recovered", "moves", "spurious_events")}
+    totals = {k: sum(r[k] for r in good) for k in SCORE_KEYS}
     offers = [r["page_offers"] for r in good if r.get("page_offers")]
     if offers:
         totals["page_offers"] = {k: sum(o[k] for o in offers) for k in offers[0]}
@@ -299,8 +308,6 @@ def recorded(args: argparse.Namespace, scan=_scan_fixture) -> int:
     others). With `--against` an earlier run's --json, the games whose events or final
     position differ from it are named (a change meant to leave the games alone, such as a
     refactor, must name none)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     if not getattr(args, "replay", False):
         return _fail("'recorded' replays the recorded games: add --replay (to scan their "
                      "videos again, use `fixtures` and `validation*` with --record)")
@@ -314,27 +321,24 @@ def recorded(args: argparse.Namespace, scan=_scan_fixture) -> int:
     if not games:
         return _fail("no recorded games: record some with `scan fixtures --record` or "
                      "`scan validation --record`")
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda g: scan(g[1], args.models, replay=True, events=True),
-                             games))
-    keys = ("moves_recovered", "moves", "spurious_events")
+    rows = _scan_each(args, scan, [folder for _name, folder in games], replay=True,
+                      events=True)
     sets: dict[str, dict] = {}
     for (name, _folder), r in zip(games, rows, strict=True):
-        t = sets.setdefault(name, {"games": 0, "failed": 0, **dict.fromkeys(keys, 0)})
+        t = sets.setdefault(name, {"games": 0, "failed": 0, **dict.fromkeys(SCORE_KEYS, 0)})
         t["games"] += 1
         if "error" in r:
             t["failed"] += 1
             continue
-        for k in keys:
+        for k in SCORE_KEYS:
             t[k] += r[k]
-    totals = {k: sum(t[k] for t in sets.values()) for k in ("games", "failed", *keys)}
+    totals = {k: sum(t[k] for t in sets.values()) for k in ("games", "failed", *SCORE_KEYS)}
     changed = []
     if earlier is not None:
         for r in rows:
             before = earlier.get(r["fixture"])
-            if before is None or "error" in r or "error" in before:
-                changed.append((r["fixture"], before, r))
-            elif (before["events"], before["position"]) != (r["events"], r["position"]):
+            if before is None or "error" in r or "error" in before \
+                    or (before["events"], before["position"]) != (r["events"], r["position"]):
                 changed.append((r["fixture"], before, r))
     if args.json:
         print(json.dumps({"games": {r["fixture"]: r for r in rows}, "sets": sets,
