@@ -54,6 +54,9 @@ class PieceReading:
     # for an occupied cell: each kind's probability (kind, p), best first, so the rules (the
     # army still to place) can pick among them as they do for an unsure card
     kinds: list[tuple[str, float]] = field(default_factory=list)
+    # for an occupied cell: the unit's height (cm) from the change since the cell was seen
+    # bare (`scanner.piece_height`); None where it could not be measured
+    height_cm: float | None = None
 
     def __post_init__(self) -> None:
         if self.piece is not None:

@@ -24,6 +24,7 @@ from .observations import (
     may_be_same,
     normalised,
 )
+from .piece_height import stature_log_odds
 
 if TYPE_CHECKING:
     from .tracker import TableEvent
@@ -111,6 +112,8 @@ class PlacementQuestion:
     # a side's placement taken ACCEPT sure is watched, not asked: its units' later looks
     # still count, and where they make another assignment FOLLOW likely it is asked again
     watched: bool = False
+    # origin -> the unit's height over its set-up card (`piece_height`), weighed with the views
+    heights: dict[str, float | None] = field(default_factory=dict)
 
     def add_view(self, origin: str, cell: str, kinds: dict[str, float]) -> None:
         if not kinds:
@@ -140,7 +143,8 @@ class PlacementQuestion:
             scores.append(sum(
                 math.log(max((1 - stray) * sums.get(kind_of[o], 0.0) / n
                              + stray / len(UNIT_KINDS), 1e-3)) / math.sqrt(views_of[o])
-                for (o, _c), (sums, n, _t) in self.views.items()))
+                for (o, _c), (sums, n, _t) in self.views.items())
+                + stature_log_odds(kind_of, self.heights))
         return sorted(zip(self.options, normalised(scores), strict=True), key=lambda ow: -ow[1])
 
     def backed(self) -> bool:

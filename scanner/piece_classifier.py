@@ -31,6 +31,7 @@ import numpy as np
 
 from .detections import PieceReading
 from .piece_crops import CROP_H, CROP_W, as_board_camera, cell_crops, frame_single
+from .piece_height import HeightGauge
 from .token_reader import DOUBTED_EMPTY, TokenReader
 
 KINDS = ("pawn", "rook", "knight", "bishop", "queen", "king")
@@ -170,6 +171,9 @@ class PieceClassifier:
         # (`scanner.token_reader`): flat and known, they need no learning
         self.tokens = TokenReader() if tokens else None
         self._reads_tokens = tokens
+        # a unit's height over its set-up card, seen bare before it stood there: a side's
+        # king stands taller than its queen (`scanner.piece_height`)
+        self.heights = HeightGauge()
 
     # --- the model -----------------------------------------------------------------------
     @property
@@ -212,6 +216,7 @@ class PieceClassifier:
         at the sheet's print size (a game of 3D pieces rests the token reader)."""
         self.reset()
         self.tokens = TokenReader() if self._reads_tokens else None
+        self.heights.reset()
 
     def decide(self, probs: np.ndarray) -> dict[str, np.ndarray]:
         """The three decisions for N x 14 probabilities (see the module's doc). Returns arrays:
@@ -271,6 +276,9 @@ class PieceClassifier:
                     continue  # the print hesitates between glyphs; the classifier named one
                 readings[cell] = self.token_reading(m)
             self.last_timings_ms["tokens"] = (time.perf_counter() - t2) * 1e3
+        t3 = time.perf_counter()
+        self.heights.look(image, cam, readings)
+        self.last_timings_ms["heights"] = (time.perf_counter() - t3) * 1e3
         return readings
 
     def token_reading(self, m) -> PieceReading:

@@ -13,14 +13,19 @@ from engines.royal_battles.board import parse_cell
 from .detections import TableReading
 from .observations import ACCEPT, UNKNOWN_KIND, normalised
 from .open_questions import PlacementQuestion
+from .piece_height import stature_log_odds
 
 
 def _assignment_scores(cells: list[str], table: dict[str, dict[str, float]],
-                       options: list[tuple[str, ...]]) -> list[float]:
+                       options: list[tuple[str, ...]],
+                       heights: dict[str, float | None] | None = None) -> list[float]:
     """Log likelihood of each way of giving `cells` the kinds of an option, from the kind
-    probabilities read per cell (a kind never read is not impossible: floor 1e-3)."""
+    probabilities read per cell (a kind never read is not impossible: floor 1e-3) and the
+    units' heights (a king stands taller than its queen)."""
     return [sum(math.log(max(table[c].get(k, 0.0), 1e-3)) for c, k in
-                zip(cells, kinds, strict=True)) for kinds in options]
+                zip(cells, kinds, strict=True))
+            + (stature_log_odds(dict(zip(cells, kinds, strict=True)), heights) if heights
+               else 0.0) for kinds in options]
 
 
 def _placing_steps(state: GameState, plans: dict[Side, dict[str, str]]) -> list[Side]:
@@ -83,8 +88,9 @@ class ArmyPlacement:
                 self._misread_empty.update(unseen)
             cells = cells[:len(need)]
             table = tables[side] = self._kinds_read(cells, seen)
+            heights = self._heights_read(cells)
             options = sorted(set(itertools.permutations(need)))
-            scores = _assignment_scores(cells, table, options)
+            scores = _assignment_scores(cells, table, options, heights)
             probs = normalised(scores)
             best = int(max(range(len(options)), key=lambda i: scores[i]))
             p = probs[best]
@@ -92,7 +98,7 @@ class ArmyPlacement:
             if p < ACCEPT:  # the likeliest stands in; the units' later views settle it
                 keep = [o for o, q in zip(options, probs, strict=True) if q > 1e-3]
                 opened[side] = PlacementQuestion(side, cells, keep, [], [], snap,
-                                                  chosen=options[best])
+                                                  chosen=options[best], heights=heights)
         steps = _placing_steps(state, plans)
         if not steps:
             self.holding = waiting
@@ -149,6 +155,10 @@ class ArmyPlacement:
                 table[c] = {read: 1.0}
         return table
 
+    def _heights_read(self, cells: list[str]) -> dict[str, float | None]:
+        """Per cell, the unit's height as last measured over its bare set-up card."""
+        return {c: getattr(self._piece_reads.get(c), "height_cm", None) for c in cells}
+
     def _place_one_sure(self, seen: dict, frame: int) -> bool:
         """Before every unit is down, the side to place places the first unit it put on the
         table where its kind is already ACCEPT sure: over every way the army's kinds left can
@@ -164,7 +174,7 @@ class ArmyPlacement:
             return False  # nothing to place, or all there: decided together
         table = self._kinds_read(cells, seen)
         options = sorted(set(itertools.permutations(need, len(cells))))
-        scores = _assignment_scores(cells, table, options)
+        scores = _assignment_scores(cells, table, options, self._heights_read(cells))
         marginal: dict[str, float] = {}
         for kinds, p in zip(options, normalised(scores), strict=True):
             marginal[kinds[0]] = marginal.get(kinds[0], 0.0) + p
@@ -207,7 +217,8 @@ class ArmyPlacement:
         chosen = tuple(e.text.split()[2] for _c, e, _i, _k in placed)
         q = PlacementQuestion(side, origins, sorted(set(itertools.permutations(chosen))),
                                [e for _c, e, _i, _k in placed], [i for *_, i, _k in placed],
-                               self._before_placing, chosen=chosen, watched=old is None)
+                               self._before_placing, chosen=chosen, watched=old is None,
+                               heights=self._heights_read(origins))
         for cell, _e, _i, kinds in placed:
             if old is None or cell not in old.origins:  # (the open one has its first look)
                 q.add_view(cell, cell, kinds)

@@ -3022,3 +3022,49 @@ def test_a_joker_read_as_courts_over_a_number_card_is_where_the_lifted_unit_goes
     for frame in _a_joker_read_as_courts(steps, seed, i, to, covered):
         tracker.update(frame)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("measured", [True, False])
+def test_a_king_seen_taller_than_its_queen_at_set_up_decides_which_is_which(measured):
+    """White's king and queen read 60/40 as each other at set-up (s64's held-out lathe
+    pair): the heights measured over their set-up cards (king 7.5 cm, queen 6.8) turn the
+    placement the right way; without them it goes the wrong way."""
+    from scanner.detections import PieceReading
+
+    steps = record_game(5)  # white: queen, knight, king, knight
+    n_setup = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "initiative")
+    places = {a.split()[2]: a.split()[3] for a, _ in steps[:n_setup]
+              if a.startswith("white place")}
+    king, queen = places["king"], places["queen"]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:n_setup], _empty(steps), seed=5):
+        for cell, (read, other, h) in {king: ("queen", "king", 7.5),
+                                       queen: ("king", "queen", 6.8)}.items():
+            p = frame.cells[cell].piece
+            if p is not None and p.piece and p.piece.startswith("white"):
+                frame.cells[cell].piece = PieceReading(
+                    None, 0.9, occupied=True, seen_side="white",
+                    kinds=[(read, 0.6), (other, 0.4)], height_cm=h if measured else None)
+        tracker.update(frame)
+    placed = {e.text.split()[3]: e.text.split()[2] for e in tracker.events
+              if e.text.startswith("white place")}
+    if measured:
+        assert placed[king] == "king" and placed[queen] == "queen"
+    else:
+        assert placed[king] == "queen" and placed[queen] == "king"
+
+
+def test_an_open_placement_weighs_the_units_heights_with_their_views():
+    """The set-up heights stay with the placement question: later views leaning 60/40 the
+    wrong way do not outweigh a king seen 10 % taller than its queen."""
+    from scanner.open_questions import PlacementQuestion
+
+    def question(heights):
+        q = PlacementQuestion(Side.WHITE, ["c1", "e1"], [("king", "queen"), ("queen", "king")],
+                              [], [], None, chosen=("king", "queen"), heights=heights)
+        q.add_view("c1", "c1", {"queen": 0.6, "king": 0.4})
+        q.add_view("e1", "e1", {"king": 0.6, "queen": 0.4})
+        return q.ranked()[0][0]
+
+    assert question({}) == ("queen", "king")
+    assert question({"c1": 7.5, "e1": 6.8}) == ("king", "queen")

@@ -1,0 +1,166 @@
+"""How tall a unit stands, read from its cell seen bare before it stood there.
+
+The piece classifier reads a side's king and queen as each other more than any other pair
+(held-out `lathe` set; the brutalchess pair seen from above): both are tall, crowned and
+turned alike. But a king stands taller than its queen in every Staunton set, the Debian and
+turned sets here and all 200 procedural sets checked (3 to 18 %, 10 % on average), and at
+set-up both stand on their side's home rank, each on a set-up card the camera saw bare a
+moment before. The picture's change from that bare view to now is the unit itself; the top
+of the change, in the billboard crop (`scanner.piece_crops`: fixed cm per pixel, the cell's
+centre at a fixed row), is the unit's top. The tracker weighs the two heights when it
+assigns a side's kinds to its units (`tracker_placement`).
+
+Seen from high above a unit's height is foreshortened (by the cosine of the camera's
+elevation) below what the crop resolves, so above MAX_ELEVATION_DEG no height is given.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from .detections import PieceReading
+from .piece_crops import (
+    BILL_HI,
+    CROP_H,
+    CROP_PX_PER_CM,
+    CROP_W,
+    MID_HEIGHT_CM,
+    BoardCamera,
+    cell_centre,
+    crop_quad,
+)
+
+SCALE = 2  # gauge crop pixels per billboard crop pixel: 16 px/cm
+PX_PER_CM = CROP_PX_PER_CM * SCALE
+GAUGE_W, GAUGE_H = CROP_W * SCALE, CROP_H * SCALE
+BASE_ROW = BILL_HI * PX_PER_CM  # the cell centre's row in the gauge crop
+CHANGE_LEVEL = 20  # grey levels (any channel) that count as the unit, not the light
+MAX_ELEVATION_DEG = 55.0  # above it the silhouette's top is more the crown's width than the height
+WIDE_SHARE = 0.9  # a change across this share of the billboard at the base: a card laid
+AXIS_CM = 1.5  # the unit's axis within this of the cell's centre (units stand off centre)
+GAP_CM = 2.0  # a gap in the change up the axis no longer than this is still the unit
+BARE_SURE = 0.9  # a bare read this sure is kept as the cell's bare view
+TOP_REACH_CM = 0.4  # how far behind its axis a unit's top reaches (a crown, a ball)
+MIN_HEIGHT_CM = 3.0  # lower than any chess piece: a paper token, or nothing measured
+# the king-above-queen cue's weight (chosen on set-up clips, see the module's measurements)
+STATURE_GAP = 0.03
+STATURE_SLOPE = 20.0
+STATURE_CAP = 0.1
+SETUP_CELLS = ("a1", "c1", "e1", "g1", "a5", "c5", "e5", "g5")
+
+_DST = np.array([[0, 0], [GAUGE_W, 0], [GAUGE_W, GAUGE_H], [0, GAUGE_H]], np.float32)
+_OPEN = np.ones((5, 5), np.uint8)
+
+
+def gauge_crop(image: np.ndarray, cam: BoardCamera, cell: str) -> np.ndarray:
+    """The cell's billboard at SCALE times the classifier's resolution (BGR)."""
+    x, y = cell_centre(cell, cam.pitch)
+    quad = crop_quad(cam, x, y).astype(np.float32)
+    m = cv2.getPerspectiveTransform(quad, _DST)
+    return cv2.warpPerspective(image, m, (GAUGE_W, GAUGE_H), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def unit_top_cm(bare: np.ndarray, now: np.ndarray) -> float | None:
+    """How far above the cell's centre (billboard cm) the change from `bare` to `now` reaches
+    along the billboard's middle: from the change at the unit's base upward, across gaps of
+    at most GAP_CM (a collar or a crown's slit that matches the card behind it), no further
+    (a change beyond is something else: a unit behind). None where nothing stands there or
+    the change fills the billboard's width (a card laid, a hand)."""
+    diff = cv2.GaussianBlur(cv2.absdiff(now, bare), (5, 5), 0).max(axis=2)
+    mask = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN, _OPEN)
+    base = int(BASE_ROW)
+    lo = max(0, base - int(2 * PX_PER_CM))
+    if mask[lo:base + int(PX_PER_CM)].any(axis=0).mean() > WIDE_SHARE:
+        return None
+    half = int(AXIS_CM * PX_PER_CM)
+    band = mask[:, GAUGE_W // 2 - half:GAUGE_W // 2 + half]
+    rows = np.flatnonzero(band.sum(axis=1) >= 2)
+    if not len(rows):
+        return None
+    at_base = rows[(rows >= lo) & (rows <= base + int(PX_PER_CM))]
+    if not len(at_base):
+        return None
+    top = int(at_base.min())
+    gap = int(GAP_CM * PX_PER_CM)
+    for r in rows[rows < top][::-1]:
+        if top - r > gap:
+            break
+        top = int(r)
+    return (base - top) / PX_PER_CM
+
+
+def foreshortening(cam: BoardCamera, cell: str) -> float:
+    """cos of the camera's elevation over the cell's billboard: a height h shows as about
+    h times this in the billboard."""
+    x, y = cell_centre(cell, cam.pitch)
+    c = cam.centre()
+    return math.cos(math.atan2(c[2] - MID_HEIGHT_CM, math.hypot(c[0] - x, c[1] - y)))
+
+
+class HeightGauge:
+    """Keeps each set-up cell's last bare view; gives a unit read on it its `height_cm` (the
+    height estimated from the change since that view). Only the set-up cards are gauged:
+    the tracker weighs heights when it decides the placement, and a bare view per cell
+    costs a warp whenever the cell is read."""
+
+    def __init__(self, cells: tuple[str, ...] = SETUP_CELLS) -> None:
+        self.cells = cells
+        self._bare: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # cell -> (view, camera H)
+
+    def reset(self) -> None:
+        self._bare.clear()
+
+    def look(self, image: np.ndarray, cam: BoardCamera,
+             readings: dict[str, PieceReading]) -> None:
+        h = cam.homography()
+        for cell in self.cells:
+            r = readings.get(cell)
+            if r is None:
+                continue
+            bare = r.piece == "empty" and r.confidence >= BARE_SURE
+            kept = self._bare.get(cell)
+            if kept is not None and not np.allclose(kept[1], h, rtol=1e-6, atol=1e-9):
+                del self._bare[cell]  # the camera or board moved: that view is gone
+                kept = None
+            if bare:
+                self._bare[cell] = (gauge_crop(image, cam, cell), h)
+            elif r.occupied and kept is not None:
+                r.height_cm = height_cm(kept[0], gauge_crop(image, cam, cell),
+                                        foreshortening(cam, cell))
+
+
+def height_cm(bare: np.ndarray, now: np.ndarray, elevation_cos: float) -> float | None:
+    """A unit's height from its bare cell and now, where the camera sees it from low enough.
+    The top of the change is the unit's top, h cos(e) up the billboard, plus its crown's
+    reach toward the back, TOP_REACH_CM sin(e); flat units (paper tokens) give none."""
+    if elevation_cos < math.cos(math.radians(MAX_ELEVATION_DEG)):
+        return None
+    top = unit_top_cm(bare, now)
+    if top is None:
+        return None
+    sin_e = math.sqrt(max(0.0, 1.0 - elevation_cos ** 2))
+    h = (top - TOP_REACH_CM * sin_e) / elevation_cos
+    return round(h, 2) if h >= MIN_HEIGHT_CM else None
+
+
+def stature_log_odds(kind_at: dict[str, str], heights: dict[str, float | None]) -> float:
+    """How well an assignment of kinds to a side's cells fits the units' heights: for each
+    king and queen both measured, log P(the king stands taller by what was seen), a logistic
+    in the height gap's share (heights within STATURE_GAP of each other say nothing, and a
+    gap counts at most STATURE_CAP: a wrong measure must not outweigh every look)."""
+    total = 0.0
+    kings = [c for c, k in kind_at.items() if k == "king" and heights.get(c)]
+    queens = [c for c, k in kind_at.items() if k == "queen" and heights.get(c)]
+    for kc in kings:
+        for qc in queens:
+            hk, hq = float(heights[kc]), float(heights[qc])
+            share = (hk - hq) / ((hk + hq) / 2)
+            if abs(share) < STATURE_GAP:
+                continue
+            x = STATURE_SLOPE * max(-STATURE_CAP, min(STATURE_CAP, share))
+            total -= math.log1p(math.exp(-x))
+    return total

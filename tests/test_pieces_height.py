@@ -1,0 +1,145 @@
+"""A unit's height over its set-up card (`scanner.piece_height`): the gauge on synthetic
+crops, on a committed fixture video, and the king-above-queen weight the tracker uses."""
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanner import piece_height as ph
+from scanner.detections import PieceReading
+
+FIXTURE = Path(__file__).parent / "fixtures" / "render" / "videos" / \
+    "game-s64-heldout-simplistic-lathe"
+
+
+def _card(seed=0):
+    """A bare view: a card's busy face (pips, print) under the billboard."""
+    rng = np.random.default_rng(seed)
+    img = np.full((ph.GAUGE_H, ph.GAUGE_W, 3), 200, np.uint8)
+    for _ in range(12):
+        x, y = rng.integers(0, ph.GAUGE_W), rng.integers(0, ph.GAUGE_H)
+        cv2.circle(img, (int(x), int(y)), 6, (30, 30, 180), -1)
+    return img
+
+
+def _with_unit(bare, height_cm, gap_cm=None):
+    """`bare` with a dark unit standing on the cell's centre, its top `height_cm` up the
+    billboard (and a band of `gap_cm` the colour of the card behind it, a collar)."""
+    now = bare.copy()
+    base, top = int(ph.BASE_ROW), int(ph.BASE_ROW - height_cm * ph.PX_PER_CM)
+    mid = ph.GAUGE_W // 2
+    cv2.rectangle(now, (mid - 10, top), (mid + 10, base + 8), (40, 40, 40), -1)
+    if gap_cm:
+        g0 = top + int(0.5 * ph.PX_PER_CM)
+        now[g0:g0 + int(gap_cm * ph.PX_PER_CM)] = bare[g0:g0 + int(gap_cm * ph.PX_PER_CM)]
+    return now
+
+
+@pytest.mark.parametrize("height", [2.5, 4.0, 6.0])
+def test_the_top_of_the_change_is_the_units_top(height):
+    bare = _card()
+    assert ph.unit_top_cm(bare, _with_unit(bare, height)) == pytest.approx(height, abs=0.2)
+
+
+def test_a_collar_the_card_shows_through_is_bridged_a_change_far_above_is_not():
+    bare = _card()
+    assert ph.unit_top_cm(bare, _with_unit(bare, 6.0, gap_cm=1.0)) == pytest.approx(6.0, abs=0.2)
+    now = _with_unit(bare, 3.0)
+    mid = ph.GAUGE_W // 2  # something changed 4 cm above the unit's top: not the unit
+    cv2.rectangle(now, (mid - 5, 2), (mid + 5, int(ph.BASE_ROW - 7.0 * ph.PX_PER_CM)),
+                  (0, 255, 0), -1)
+    assert ph.unit_top_cm(bare, now) == pytest.approx(3.0, abs=0.2)
+
+
+def test_no_change_a_change_beside_the_cell_or_a_card_laid_gives_no_height():
+    bare = _card()
+    assert ph.unit_top_cm(bare, bare.copy()) is None
+    beside = bare.copy()
+    cv2.rectangle(beside, (2, 20), (20, int(ph.BASE_ROW)), (0, 0, 0), -1)
+    assert ph.unit_top_cm(bare, beside) is None
+    table = np.full_like(bare, 60)  # a card laid where the table showed: a change all across
+    laid = table.copy()
+    laid[int(ph.BASE_ROW - 3 * ph.PX_PER_CM):] = bare[int(ph.BASE_ROW - 3 * ph.PX_PER_CM):]
+    assert ph.unit_top_cm(table, laid) is None
+
+
+def test_height_undoes_the_foreshortening_and_leaves_out_high_views_and_flat_units():
+    bare = _card()
+    e = math.radians(40)
+    shown = 7.0 * math.cos(e) + ph.TOP_REACH_CM * math.sin(e)
+    h = ph.height_cm(bare, _with_unit(bare, shown), math.cos(e))
+    assert h == pytest.approx(7.0, abs=0.3)
+    assert ph.height_cm(bare, _with_unit(bare, 2.0), math.cos(math.radians(80))) is None
+    assert ph.height_cm(bare, _with_unit(bare, 0.6), math.cos(e)) is None  # a paper token
+
+
+def test_a_king_taller_than_its_queen_backs_the_assignment_that_says_so():
+    heights = {"a1": 7.5, "c1": 6.8, "e1": None}
+    right = ph.stature_log_odds({"a1": "king", "c1": "queen", "e1": "pawn"}, heights)
+    swapped = ph.stature_log_odds({"a1": "queen", "c1": "king", "e1": "pawn"}, heights)
+    assert swapped < math.log(0.25) < math.log(0.75) < right <= 0.0
+    # within STATURE_GAP: no word; far apart: no more than the cap's weight
+    assert ph.stature_log_odds({"a1": "queen", "c1": "king"}, {"a1": 7.0, "c1": 6.9}) == 0.0
+    capped = ph.stature_log_odds({"a1": "queen", "c1": "king"}, {"a1": 12.0, "c1": 3.0})
+    assert capped == pytest.approx(-math.log1p(math.exp(ph.STATURE_SLOPE * ph.STATURE_CAP)))
+    assert ph.stature_log_odds({"a1": "king", "c1": "king"}, heights) == 0.0  # no queen
+
+
+def _frames(n):
+    cap = cv2.VideoCapture(str(FIXTURE / "game.mp4"))
+    out = []
+    while len(out) < n:
+        ok, f = cap.read()
+        if not ok:
+            break
+        out.append(f)
+    return out
+
+
+def test_the_gauge_on_a_filmed_set_up_reads_each_king_taller_than_its_queen():
+    """game-s64 (held-out lathe set, 34-46 degrees): the classifier reads black's queen a
+    bishop and the placement went on with the king and queen swapped; their heights say
+    which is which."""
+    from calibration.profile import Profile
+    from scanner.piece_crops import as_board_camera
+
+    rows = [json.loads(line) for line in gzip.open(FIXTURE / "truth.jsonl.gz", "rt")][:200]
+    frames = _frames(len(rows))
+    cam = as_board_camera(Profile.load(FIXTURE / "profile.json"), frames[0].shape)
+    gauge = ph.HeightGauge()
+    last: dict[str, PieceReading] = {}
+    for row, frame in zip(rows, frames, strict=True):
+        if not row["settled"]:
+            continue
+        reads = {}
+        for cell in ph.SETUP_CELLS:
+            unit = row["cells"].get(cell, {}).get("unit")
+            reads[cell] = PieceReading(f"{unit['side']}-{unit['kind']}", 0.99) if unit \
+                else PieceReading("empty", 0.99)
+        gauge.look(frame, cam, reads)
+        last.update({c: r for c, r in reads.items() if r.height_cm is not None})
+    h = {c: r.height_cm for c, r in last.items()}
+    assert set(h) >= {"a1", "c1", "a5", "c5"}
+    assert h["a1"] > h["c1"] * 1.05 and h["a5"] > h["c5"] * 1.05  # kings on a1, a5
+    assert all(6.0 < h[c] < 8.5 for c in ("a1", "c1", "a5", "c5"))  # lathe: 7.5 and 6.9 cm
+
+
+def test_the_gauge_forgets_its_bare_views_when_the_camera_moves():
+    from scanner.piece_crops import BoardCamera
+
+    def cam(tx):
+        return BoardCamera(np.array([[900.0, 0, 480], [0, 900, 270], [0, 0, 1]]),
+                           cv2.Rodrigues(np.array([2.3, 0.0, 0.0]))[0], np.array([tx, 0, 90.0]))
+
+    image = np.full((540, 960, 3), 200, np.uint8)
+    gauge = ph.HeightGauge()
+    gauge.look(image, cam(0.0), {"a1": PieceReading("empty", 0.99)})
+    assert "a1" in gauge._bare
+    unit = PieceReading("white-king", 0.99)
+    gauge.look(image, cam(5.0), {"a1": unit})
+    assert "a1" not in gauge._bare and unit.height_cm is None
