@@ -55,8 +55,9 @@ class PieceReading:
     # army still to place) can pick among them as they do for an unsure card
     kinds: list[tuple[str, float]] = field(default_factory=list)
     # for an occupied cell: the unit's height (cm) from the change since the cell was seen
-    # bare (`scanner.piece_height`); None where it could not be measured
-    height_cm: float | None = None
+    # bare (`scanner.piece_height`); None where it could not be measured. Not part of what
+    # the cell shows: a reading measured again is the same reading (the tracker's hysteresis)
+    height_cm: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.piece is not None:

@@ -5,6 +5,8 @@
                                              what is sure when the piece is not (occupied,
                                              side)
     royal-table pieces bench                 the bars: held-out renders, real photos, speed
+    royal-table pieces heights [--clips N]   the height gauge on N filmed set-ups: pairs of
+                                             units ordered right (king above queen, ...)
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--shots", type=int, default=10, help="crops per class to adapt from")
     b.add_argument("--cache", type=Path, default=Path("data/pieces"),
                    help="where rendered held-out crops are kept")
+    parser.add_argument("--clips", type=int, default=90,
+                        help="`pieces heights`: set-ups to film (cached) and gauge")
     parser.set_defaults(handler=run)
 
 
@@ -61,6 +65,12 @@ def run(args) -> int:
 
     if not args.images:
         return _fail("give IMAGE files to classify, or 'bench' (see --help)")
+    if args.images == ["heights"] and not Path("heights").is_file():
+        from .heights_bench import run as heights
+
+        if args.clips < 1:
+            return _fail("--clips must be at least 1")
+        return heights(args.clips, args.json)
     try:
         clf = _classifier(args)
     except (ModelError, ValueError) as exc:

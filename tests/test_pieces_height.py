@@ -86,8 +86,22 @@ def test_a_king_taller_than_its_queen_backs_the_assignment_that_says_so():
     # within STATURE_GAP: no word; far apart: no more than the cap's weight
     assert ph.stature_log_odds({"a1": "queen", "c1": "king"}, {"a1": 7.0, "c1": 6.9}) == 0.0
     capped = ph.stature_log_odds({"a1": "queen", "c1": "king"}, {"a1": 12.0, "c1": 3.0})
-    assert capped == pytest.approx(-math.log1p(math.exp(ph.STATURE_SLOPE * ph.STATURE_CAP)))
-    assert ph.stature_log_odds({"a1": "king", "c1": "king"}, heights) == 0.0  # no queen
+    assert capped == pytest.approx(
+        -math.log1p(math.exp(ph.KING_QUEEN_SLOPE * ph.STATURE_CAP)))
+    assert ph.stature_log_odds({"a1": "king", "c1": "king"}, heights) == 0.0  # no order
+
+
+def test_a_king_or_queen_stands_above_the_other_four_kinds_which_have_no_order():
+    heights = {"a1": 5.4, "c1": 6.9, "e1": 4.5}
+    right = ph.stature_log_odds({"a1": "bishop", "c1": "queen", "e1": "pawn"}, heights)
+    swapped = ph.stature_log_odds({"a1": "queen", "c1": "bishop", "e1": "pawn"}, heights)
+    assert swapped < math.log(0.05) and right > math.log(0.95)
+    # the four lower kinds stand in no order common to all sets: a pawn taller than a
+    # bishop says nothing
+    assert ph.stature_log_odds({"a1": "pawn", "c1": "bishop"}, heights) == 0.0
+    # a queen-and-bishop swap outweighs a king-and-queen one: the first is surer
+    assert ph.stature_log_odds({"a1": "queen", "c1": "bishop"}, heights) < \
+        ph.stature_log_odds({"a1": "queen", "c1": "king"}, heights)
 
 
 def _frames(n):
@@ -143,3 +157,22 @@ def test_the_gauge_forgets_its_bare_views_when_the_camera_moves():
     unit = PieceReading("white-king", 0.99)
     gauge.look(image, cam(5.0), {"a1": unit})
     assert "a1" not in gauge._bare and unit.height_cm is None
+
+
+def test_the_bench_counts_pairs_of_one_side_ordered_right_wrong_or_not_at_all():
+    from scanner.heights_bench import ordered_pairs
+
+    units = [("white", "king", "a1", 7.4), ("white", "queen", "c1", 7.8),
+             ("white", "pawn", "e1", 4.5), ("white", "bishop", "g1", None),
+             ("black", "king", "a5", 7.5), ("black", "queen", "c5", 7.4)]
+    assert ordered_pairs(units) == {
+        "king-queen": [0, 1, 1],  # white's swapped; black's within the gap
+        "tall-lower": [2, 0, 2],  # the pawn below both; the bishop not measured
+    }
+
+
+def test_the_heights_bench_needs_a_clip(capsys):
+    from webui.cli import main
+
+    assert main(["pieces", "heights", "--clips", "0"]) == 2
+    assert "--clips" in capsys.readouterr().err
