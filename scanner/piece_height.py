@@ -76,7 +76,8 @@ def unit_top_cm(bare: np.ndarray, now: np.ndarray) -> float | None:
     at most GAP_CM (a collar or a crown's slit that matches the card behind it), no further
     (a change beyond is something else: a unit behind). None where nothing stands there or
     the change fills the billboard's width (a card laid, a hand)."""
-    diff = cv2.GaussianBlur(cv2.absdiff(now, bare), (5, 5), 0).max(axis=2)
+    b, g, r = cv2.split(cv2.GaussianBlur(cv2.absdiff(now, bare), (5, 5), 0))
+    diff = cv2.max(cv2.max(b, g), r)  # (numpy's max over the channel axis is 20x slower)
     mask = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN, _OPEN)
     base = int(BASE_ROW)
     lo = max(0, base - int(2 * PX_PER_CM))
