@@ -6,7 +6,8 @@ Engine games whose armies hold a king and a queen are filmed up to the first ini
 set and the training sets `brutalchess` and `dreamchess`, cameras as the fixtures'. Each unit is
 gauged from the settled frame before it was placed and the one after, through the 4-corner
 profile a player would click. Printed per set: pairs of one side's units (king above queen;
-king or queen above pawn, rook, knight or bishop) ordered right, wrong, and left unordered
+king or queen above the others; a pawn below rooks, knights and bishops) ordered right, wrong,
+and left unordered
 (no height: camera above MAX_ELEVATION_DEG, or heights within STATURE_GAP).
 """
 
@@ -84,17 +85,28 @@ def gauged_units(folder: Path) -> list[tuple[str, str, str, float | None]]:
     return units
 
 
+PAIRS = ("king-queen", "tall-lower", "pawn-lower")
+
+
+def _pair(kind_a: str, kind_b: str) -> str:
+    kinds = {kind_a, kind_b}
+    if kinds == {"king", "queen"}:
+        return "king-queen"
+    return "tall-lower" if kinds & {"king", "queen"} else "pawn-lower"
+
+
 def ordered_pairs(units: list[tuple[str, str, str, float | None]]) -> dict[str, list[int]]:
-    """Per pair kind ("king-queen", "tall-lower"): [right, wrong, unordered]."""
+    """Per pair kind (king above queen; king or queen above the others; a pawn below rooks,
+    knights and bishops): [right, wrong, unordered]."""
     from .piece_height import STATURE_GAP, _stature_order
 
-    out = {"king-queen": [0, 0, 0], "tall-lower": [0, 0, 0]}
+    out = {key: [0, 0, 0] for key in PAIRS}
     for i, (side, kind, _c, h) in enumerate(units):
         for side2, kind2, _c2, h2 in units[i + 1:]:
             order = _stature_order(kind, kind2) if side == side2 else None
             if order is None:
                 continue
-            key = "king-queen" if {kind, kind2} == {"king", "queen"} else "tall-lower"
+            key = _pair(kind, kind2)
             if not h or not h2 or abs(h - h2) / ((h + h2) / 2) < STATURE_GAP:
                 out[key][2] += 1
             else:
@@ -108,7 +120,7 @@ def run(clips: int, as_json: bool = False) -> int:
     root = cache_dir().parent / "setup-clips"
     folders = setup_clips(clips, root, log=lambda m: print(m, file=sys.stderr))
     by_set: dict[str, dict[str, list[int]]] = defaultdict(
-        lambda: {"king-queen": [0, 0, 0], "tall-lower": [0, 0, 0]})
+        lambda: {key: [0, 0, 0] for key in PAIRS})
     for folder in folders:
         piece_set = folder.name.split("-")[-1]
         for key, counts in ordered_pairs(gauged_units(folder)).items():

@@ -52,8 +52,11 @@ TOP_REACH_CM = 0.4  # how far behind its axis a unit's top reaches (a crown, a b
 MIN_HEIGHT_CM = 3.0  # lower than any chess piece: a paper token, or nothing measured
 # the king-above-queen cue's weight (chosen on set-up clips, see the module's measurements)
 STATURE_GAP = 0.03
-KING_QUEEN_SLOPE = 20.0  # king above queen: 30 of 34 pairs right (brutalchess 8 of 12)
-TALL_SLOPE = 40.0  # king or queen above the four others: 154 of 155 pairs right
+KING_QUEEN_SLOPE = 20.0  # king above queen: 32 of 36 pairs right (brutalchess 10 of 14)
+TALL_SLOPE = 40.0  # the other orders: 183 of 184 pairs right
+# the kinds' order of height common to every set measured: pawn lowest, then rook, knight
+# and bishop in no common order, then queen, then king
+STATURE_RANK = {"pawn": 0, "rook": 1, "knight": 1, "bishop": 1, "queen": 2, "king": 3}
 STATURE_CAP = 0.1
 SETUP_CELLS = ("a1", "c1", "e1", "g1", "a5", "c5", "e5", "g5")
 
@@ -156,11 +159,11 @@ def height_cm(bare: np.ndarray, now: np.ndarray, elevation_cos: float) -> float 
 
 def stature_log_odds(kind_at: dict[str, str], heights: dict[str, float | None]) -> float:
     """How well an assignment of kinds to a side's cells fits the units' heights: for each
-    two units both measured where the kinds give an order (a king stands above a queen; a
-    king or queen above a pawn, rook, knight or bishop), log P(the one seen taller is the
-    taller kind), a logistic in the height gap's share. Heights within STATURE_GAP of each
-    other say nothing, and a gap counts at most STATURE_CAP: a wrong measure must not
-    outweigh every look."""
+    two units both measured where the kinds give an order (STATURE_RANK: a king stands above
+    a queen, both above rooks, knights and bishops, and those above pawns), log P(the one
+    seen taller is the taller kind), a logistic in the height gap's share. Heights within
+    STATURE_GAP of each other say nothing, and a gap counts at most STATURE_CAP: a wrong
+    measure must not outweigh every look."""
     total = 0.0
     cells = [c for c in kind_at if heights.get(c)]
     for i, a in enumerate(cells):
@@ -178,10 +181,10 @@ def stature_log_odds(kind_at: dict[str, str], heights: dict[str, float | None]) 
 
 
 def _stature_order(kind_a: str, kind_b: str) -> tuple[float, int] | None:
-    """(weight, 0 if kind_a is the taller kind else 1), or None where the kinds give no order."""
-    rank = {"king": 2, "queen": 1}
-    ra, rb = rank.get(kind_a, 0), rank.get(kind_b, 0)
+    """(weight, 0 if kind_a is the taller kind else 1), or None where the kinds give no order
+    (rook, knight and bishop stand in no order common to all sets)."""
+    ra, rb = STATURE_RANK.get(kind_a, 1), STATURE_RANK.get(kind_b, 1)
     if ra == rb:
         return None
-    slope = KING_QUEEN_SLOPE if {ra, rb} == {1, 2} else TALL_SLOPE
+    slope = KING_QUEEN_SLOPE if {ra, rb} == {2, 3} else TALL_SLOPE
     return slope, 0 if ra > rb else 1

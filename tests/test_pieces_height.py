@@ -91,14 +91,15 @@ def test_a_king_taller_than_its_queen_backs_the_assignment_that_says_so():
     assert ph.stature_log_odds({"a1": "king", "c1": "king"}, heights) == 0.0  # no order
 
 
-def test_a_king_or_queen_stands_above_the_other_four_kinds_which_have_no_order():
+def test_kings_stand_above_queens_above_the_middle_kinds_above_pawns():
     heights = {"a1": 5.4, "c1": 6.9, "e1": 4.5}
     right = ph.stature_log_odds({"a1": "bishop", "c1": "queen", "e1": "pawn"}, heights)
     swapped = ph.stature_log_odds({"a1": "queen", "c1": "bishop", "e1": "pawn"}, heights)
-    assert swapped < math.log(0.05) and right > math.log(0.95)
-    # the four lower kinds stand in no order common to all sets: a pawn taller than a
-    # bishop says nothing
-    assert ph.stature_log_odds({"a1": "pawn", "c1": "bishop"}, heights) == 0.0
+    assert swapped < math.log(0.05) and right > math.log(0.9)
+    # rooks, knights and bishops stand in no order common to all sets; a pawn below them
+    assert ph.stature_log_odds({"a1": "rook", "c1": "bishop"}, heights) == 0.0
+    assert ph.stature_log_odds({"a1": "bishop", "e1": "pawn"}, heights) > math.log(0.95)
+    assert ph.stature_log_odds({"a1": "pawn", "e1": "bishop"}, heights) < math.log(0.05)
     # a queen-and-bishop swap outweighs a king-and-queen one: the first is surer
     assert ph.stature_log_odds({"a1": "queen", "c1": "bishop"}, heights) < \
         ph.stature_log_odds({"a1": "queen", "c1": "king"}, heights)
@@ -164,10 +165,12 @@ def test_the_bench_counts_pairs_of_one_side_ordered_right_wrong_or_not_at_all():
 
     units = [("white", "king", "a1", 7.4), ("white", "queen", "c1", 7.8),
              ("white", "pawn", "e1", 4.5), ("white", "bishop", "g1", None),
-             ("black", "king", "a5", 7.5), ("black", "queen", "c5", 7.4)]
+             ("black", "king", "a5", 7.5), ("black", "queen", "c5", 7.4),
+             ("black", "rook", "e5", 5.0), ("black", "knight", "g5", 5.5)]
     assert ordered_pairs(units) == {
         "king-queen": [0, 1, 1],  # white's swapped; black's within the gap
-        "tall-lower": [2, 0, 2],  # the pawn below both; the bishop not measured
+        "tall-lower": [6, 0, 2],  # white's pawn and black's rook and knight below; a bishop
+        "pawn-lower": [0, 0, 1],  # not measured; a rook and a knight have no order
     }
 
 
