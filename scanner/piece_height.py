@@ -4,8 +4,10 @@ The piece classifier reads a side's king and queen as each other more than any o
 (the held-out `lathe` set; brutalchess from above), and on held-out sets a queen as a bishop.
 Height tells them apart where the look does not: in every Staunton set, the Debian and turned
 sets here and all 200 procedural sets checked, the king and queen are the two tallest kinds
-and the king the taller of them (3 to 18 %, 10 % on average); the four lower kinds stand in no
-order common to all sets. At set-up every unit stands on its set-up card, which the camera
+and the king the taller of them (3 to 18 %, 10 % on average). The pawn is the lowest in
+Staunton sets and the Debian and turned sets (the procedural sets, drawn to vary, may stand a
+pawn of 0.62 king heights above a rook of 0.55); rook, knight and bishop stand in no order
+common to all sets. At set-up every unit stands on its set-up card, which the camera
 saw bare a moment before. The picture's change from that bare view to now is the unit; the
 top of the change up the billboard crop (`scanner.piece_crops`: fixed cm per pixel, the cell's
 centre at a fixed row) is the unit's top, its height times cos(elevation) plus its crown's
@@ -16,7 +18,8 @@ Seen from high above, a unit's top is more its crown's width than its height, so
 MAX_ELEVATION_DEG no height is given. `royal-table pieces heights` films 90 set-ups (the
 constants were chosen on them): king above queen 32 pairs right, 4 wrong (all brutalchess,
 whose king's thin cross the change misses and whose queen's crown is wide), 69 unordered;
-king or queen above the four others 144 right, 1 wrong, 264 unordered.
+king or queen above the others 144 right, 1 wrong, 264 unordered; a pawn below rooks, knights
+and bishops 38 right, 0 wrong, 53 unordered.
 """
 
 from __future__ import annotations
