@@ -118,7 +118,17 @@ VALIDATION_GAMES_9 = {
     "v9-s383-orell-brutalchess": (383, 38383, "gnome-orell", "brutalchess"),
     "v9-s389-nicu-dreamchess": (389, 38989, "kde-nicu-white", "dreamchess"),
 }
-# `royal-table scan validation[2-9]`: each set and the cache folder it is filmed into
+# filmed in session 38 with its final code (the units' heights weighed at set-up), to measure
+# the chain on games no choice has looked at
+VALIDATION_GAMES_10 = {
+    "v10-s392-berlin-dreamchess": (392, 39292, "gnome-berlin", "dreamchess"),
+    "v10-s399-nicu-brutalchess": (399, 39999, "kde-nicu-white", "brutalchess"),
+    "v10-s403-orell-tokens": (403, 40303, "gnome-orell", "paper-token"),
+    "v10-s405-berlin-tokens": (405, 40505, "gnome-berlin", "paper-token"),
+    "v10-s410-orell-brutalchess": (410, 41010, "gnome-orell", "brutalchess"),
+    "v10-s416-nicu-dreamchess": (416, 41616, "kde-nicu-white", "dreamchess"),
+}
+# `royal-table scan validation[2-10]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
@@ -129,6 +139,7 @@ VALIDATION_SETS = {
     7: (VALIDATION_GAMES_7, "scan-validation-7"),
     8: (VALIDATION_GAMES_8, "scan-validation-8"),
     9: (VALIDATION_GAMES_9, "scan-validation-9"),
+    10: (VALIDATION_GAMES_10, "scan-validation-10"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
