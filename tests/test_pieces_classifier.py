@@ -156,7 +156,7 @@ def test_homography_instead_of_camera(clf):
     a = clf.read(img, truth["camera"], cells)
     b = clf.read(img, cam.homography(), cells)
     assert sum(a[c].piece == b[c].piece for c in cells) >= len(cells) - 1
-    assert set(clf.last_timings_ms) == {"piece_crops", "piece_model", "tokens"}
+    assert set(clf.last_timings_ms) == {"piece_crops", "piece_model", "tokens", "heights"}
 
 
 def test_threshold_turns_low_confidence_into_unsure(clf):
