@@ -98,12 +98,12 @@ def _pair(kind_a: str, kind_b: str) -> str:
 def ordered_pairs(units: list[tuple[str, str, str, float | None]]) -> dict[str, list[int]]:
     """Per pair kind (king above queen; king or queen above the others; a pawn below rooks,
     knights and bishops): [right, wrong, unordered]."""
-    from .piece_height import STATURE_GAP, _stature_order
+    from .piece_height import STATURE_GAP, stature_order
 
     out = {key: [0, 0, 0] for key in PAIRS}
     for i, (side, kind, _c, h) in enumerate(units):
         for side2, kind2, _c2, h2 in units[i + 1:]:
-            order = _stature_order(kind, kind2) if side == side2 else None
+            order = stature_order(kind, kind2) if side == side2 else None
             if order is None:
                 continue
             key = _pair(kind, kind2)

@@ -53,10 +53,10 @@ GAP_CM = 2.0  # a gap in the change up the axis no longer than this is still the
 BARE_SURE = 0.9  # a bare read this sure is kept as the cell's bare view
 TOP_REACH_CM = 0.4  # how far behind its axis a unit's top reaches (a crown, a ball)
 MIN_HEIGHT_CM = 3.0  # lower than any chess piece: a paper token, or nothing measured
-# the king-above-queen cue's weight (chosen on set-up clips, see the module's measurements)
+# how much the orders of height weigh (chosen on the filmed set-ups: the module's figures)
 STATURE_GAP = 0.03
 KING_QUEEN_SLOPE = 20.0  # king above queen: 32 of 36 pairs right (brutalchess 10 of 14)
-TALL_SLOPE = 40.0  # the other orders: 183 of 184 pairs right
+TALL_SLOPE = 40.0  # the other orders: 182 of 183 pairs right
 # the kinds' order of height common to every set measured: pawn lowest, then rook, knight
 # and bishop in no common order, then queen, then king
 STATURE_RANK = {"pawn": 0, "rook": 1, "knight": 1, "bishop": 1, "queen": 2, "king": 3}
@@ -171,7 +171,7 @@ def stature_log_odds(kind_at: dict[str, str], heights: dict[str, float | None]) 
     cells = [c for c in kind_at if heights.get(c)]
     for i, a in enumerate(cells):
         for b in cells[i + 1:]:
-            order = _stature_order(kind_at[a], kind_at[b])
+            order = stature_order(kind_at[a], kind_at[b])
             if order is None:
                 continue
             slope, taller = order
@@ -183,7 +183,7 @@ def stature_log_odds(kind_at: dict[str, str], heights: dict[str, float | None]) 
     return total
 
 
-def _stature_order(kind_a: str, kind_b: str) -> tuple[float, int] | None:
+def stature_order(kind_a: str, kind_b: str) -> tuple[float, int] | None:
     """(weight, 0 if kind_a is the taller kind else 1), or None where the kinds give no order
     (rook, knight and bishop stand in no order common to all sets)."""
     ra, rb = STATURE_RANK.get(kind_a, 1), STATURE_RANK.get(kind_b, 1)
