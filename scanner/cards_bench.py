@@ -67,7 +67,9 @@ TIMED_READS = 5  # reads of each still timed for the speed figure
 
 
 def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720),
-                 models: Path | None = None) -> dict:
+                 models: Path | None = None, designs: list[str] | None = None) -> dict:
+    """Rendered stills of the held-out card designs (or of `designs`), each board read once:
+    the reader's figures per visible card, empty cells and initiative cards, and its speed."""
     from models.renderer import Scene, render_scene
 
     from .card_presence import CardPresence
@@ -81,7 +83,8 @@ def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 72
     empty_ok = empty_n = false_cards = init_n = init_right = 0
     times, cpu = [], []
     for i in range(n):
-        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1])
+        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1],
+                             designs=designs)
         pos = random_position(rng)
         res = render_scene(pos, scene)
         profile = truth_profile(res.truth)
@@ -336,7 +339,7 @@ def bench_candidates(n: int, seed: int, log=print, models: Path | None = None) -
 
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
         log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None,
-        candidates: int = 0) -> dict:
+        candidates: int = 0, designs: list[str] | None = None) -> dict:
     import cv2
 
     cv2.setNumThreads(1)  # the bar is on one core
@@ -344,8 +347,9 @@ def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: in
     log("times: CPU time of this process (one core: OpenCV and onnxruntime single-threaded) and "
         f"wall time; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if stills:
-        log(f"held-out designs, {stills} rendered {size[0]}x{size[1]} stills:")
-        out["stills"] = s = bench_stills(stills, seed, log, size, models)
+        log(f"{'designs ' + ', '.join(designs) if designs else 'held-out designs'}, {stills} "
+            f"rendered {size[0]}x{size[1]} stills:")
+        out["stills"] = s = bench_stills(stills, seed, log, size, models, designs)
         log(f"  visible cards {s['visible_cards']}: read right {100 * s['accuracy']:.2f} % "
             f"(bar 99.5 %); answered {s['answered']}, of them right "
             f"{100 * s['answered_precision']:.2f} % (bar 99.9 %)")

@@ -68,9 +68,23 @@ def _bench(args: argparse.Namespace) -> int:
         except ValueError:
             print(f"error: --still-size must be WxH, not {args.still_size!r}", file=sys.stderr)
             return 2
+        designs = args.designs.split(",") if args.designs else None
+        if designs:
+            from models.renderer.assets import design
+
+            try:
+                for name in designs:
+                    if not design(name).installed:
+                        print(f"error: card design {name} is not installed "
+                              f"({design(name).svg})", file=sys.stderr)
+                        return 2
+            except KeyError as exc:
+                print(f"error: {exc.args[0]} (see models/renderer/designs.json)",
+                      file=sys.stderr)
+                return 2
         out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
                   models=Path(args.models) if args.models else None,
-                  candidates=args.candidates)
+                  candidates=args.candidates, designs=designs)
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -102,6 +116,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "to use instead of the committed models")
     g = parser.add_argument_group("bench options")
     g.add_argument("--stills", type=int, default=30, help="held-out rendered stills")
+    g.add_argument("--designs", metavar="D1,D2",
+                   help="render the stills with these card designs instead of the held-out ones "
+                   "(e.g. the spare decks no model saw: kde-standard,kde-tigullio-international)")
     g.add_argument("--still-size", default="1280x720", help="rendered still size WxH")
     g.add_argument("--setups", type=int, default=20, help="set-up stills for registration")
     g.add_argument("--real", help="real-cards-dev folder (default ../shared/data/...)")

@@ -877,3 +877,17 @@ def test_an_unsure_pile_card_is_read_again_through_its_zone(reader, sure):
             assert any(np.allclose(got.corners, z) for z in zones)
         else:  # a second look under the bar says nothing: the first stays, unsure
             assert got.card is None
+
+
+def test_the_bench_reads_stills_of_the_designs_named_and_refuses_unknown_ones(capsys):
+    """`cards bench --designs`: the reader measured on decks no model saw (the spare ones)."""
+    from scanner.cards_bench import bench_stills
+    from webui.cli import main
+
+    said: list[str] = []
+    out = bench_stills(1, 5, log=said.append, size=(960, 540), designs=["kde-standard"])
+    assert "kde-standard/kde-standard" in said[0]
+    assert out["visible_cards"] > 10 and 0.5 < out["accuracy"] <= 1.0
+    assert main(["cards", "bench", "--designs", "no-such-deck", "--setups", "0",
+                 "--no-real"]) == 2
+    assert "unknown card design" in capsys.readouterr().err
