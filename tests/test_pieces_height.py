@@ -179,3 +179,38 @@ def test_the_heights_bench_needs_a_clip(capsys):
 
     assert main(["pieces", "heights", "--clips", "0"]) == 2
     assert "--clips" in capsys.readouterr().err
+
+
+def test_a_change_of_light_since_the_bare_view_gives_no_height():
+    """v4-s181: the table's light had changed between the bare view and the unit's, and
+    the whole billboard's change read a pawn 8.2 cm tall."""
+    bare = _card()
+    now = _with_unit(bare, 4.0)
+    now[: int(ph.BASE_ROW - 2 * ph.PX_PER_CM)] = cv2.add(
+        now[: int(ph.BASE_ROW - 2 * ph.PX_PER_CM)], 40)  # brighter above the card
+    assert ph.unit_top_cm(bare, now) is None
+    assert ph.unit_top_cm(bare, _with_unit(bare, 4.0)) == pytest.approx(4.0, abs=0.2)
+
+
+def test_the_first_height_measured_stands_while_the_unit_does():
+    """val-s7: an initiative card laid beside g1 after its bishop stood there made the later
+    looks' change reach 8.6 cm; the first look's 5.4 cm is the bishop's."""
+    from scanner.piece_crops import BoardCamera
+
+    cam = BoardCamera(np.array([[900.0, 0, 480], [0, 900, 270], [0, 0, 1]]),
+                      cv2.Rodrigues(np.array([2.3, 0.0, 0.0]))[0], np.array([0.0, 0, 90.0]))
+    gauge = ph.HeightGauge(cells=("d3",))
+    calls = iter([5.4, 8.6])
+    image = np.zeros((540, 960, 3), np.uint8)
+    gauge.look(image, cam, {"d3": PieceReading("empty", 0.99)})
+    real = ph.height_cm
+    try:
+        ph.height_cm = lambda *_a: next(calls)
+        first, later = PieceReading("white-bishop", 0.9), PieceReading("white-bishop", 0.9)
+        gauge.look(image, cam, {"d3": first})
+        gauge.look(image, cam, {"d3": later})
+    finally:
+        ph.height_cm = real
+    assert first.height_cm == later.height_cm == 5.4
+    gauge.look(image, cam, {"d3": PieceReading("empty", 0.99)})  # the unit left: measured anew
+    assert "d3" not in gauge._height
