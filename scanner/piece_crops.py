@@ -211,17 +211,18 @@ def crop_quad(cam: BoardCamera, x: float, y: float) -> np.ndarray:
 _DST = np.array([[0, 0], [CROP_W, 0], [CROP_W, CROP_H], [0, CROP_H]], np.float32)
 
 
-def warp_quad(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    """Warp an image quad (TL TR BR BL) to a CROP_W x CROP_H crop. Where the crop is much
-    smaller than the quad, average first (a 3x-downsampled crop would otherwise alias)."""
+def warp_quad(image: np.ndarray, quad: np.ndarray, dst: np.ndarray = _DST) -> np.ndarray:
+    """Warp an image quad (TL TR BR BL) to a crop whose corners are `dst` (TL TR BR BL from
+    (0, 0); the classifier's CROP_W x CROP_H by default). Where the crop is much smaller than
+    the quad, average first (a 3x-downsampled crop would otherwise alias)."""
     quad = np.asarray(quad, np.float32)
-    span = max(np.linalg.norm(quad[1] - quad[0]) / CROP_W,
-               np.linalg.norm(quad[3] - quad[0]) / CROP_H)
+    w, h = int(dst[2, 0]), int(dst[2, 1])
+    span = max(np.linalg.norm(quad[1] - quad[0]) / w, np.linalg.norm(quad[3] - quad[0]) / h)
     if span > 1.8:
         # crop the region first, then shrink it: cheaper than blurring the whole frame
-        h, w = image.shape[:2]
+        ih, iw = image.shape[:2]
         x0, y0 = np.maximum(np.floor(quad.min(0)).astype(int) - 2, 0)
-        x1, y1 = np.minimum(np.ceil(quad.max(0)).astype(int) + 2, [w, h])
+        x1, y1 = np.minimum(np.ceil(quad.max(0)).astype(int) + 2, [iw, ih])
         if x1 > x0 and y1 > y0:
             k = int(span)
             sub = image[y0:y1, x0:x1]
@@ -229,11 +230,11 @@ def warp_quad(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
                              interpolation=cv2.INTER_AREA)
             sx, sy = sub.shape[1] / (x1 - x0), sub.shape[0] / (y1 - y0)
             q = (quad - [x0, y0]) * [sx, sy]
-            M = cv2.getPerspectiveTransform(q.astype(np.float32), _DST)
-            return cv2.warpPerspective(sub, M, (CROP_W, CROP_H), flags=cv2.INTER_LINEAR,
+            M = cv2.getPerspectiveTransform(q.astype(np.float32), dst)
+            return cv2.warpPerspective(sub, M, (w, h), flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE)
-    M = cv2.getPerspectiveTransform(quad, _DST)
-    return cv2.warpPerspective(image, M, (CROP_W, CROP_H), flags=cv2.INTER_LINEAR,
+    M = cv2.getPerspectiveTransform(quad, dst)
+    return cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
 
 

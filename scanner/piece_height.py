@@ -44,6 +44,7 @@ from .piece_crops import (
     BoardCamera,
     cell_centre,
     crop_quad,
+    warp_quad,
 )
 
 SCALE = 2  # gauge crop pixels per billboard crop pixel: 16 px/cm
@@ -77,10 +78,7 @@ _OPEN = np.ones((5, 5), np.uint8)
 def gauge_crop(image: np.ndarray, cam: BoardCamera, cell: str) -> np.ndarray:
     """The cell's billboard at SCALE times the classifier's resolution (BGR)."""
     x, y = cell_centre(cell, cam.pitch)
-    quad = crop_quad(cam, x, y).astype(np.float32)
-    m = cv2.getPerspectiveTransform(quad, _DST)
-    return cv2.warpPerspective(image, m, (GAUGE_W, GAUGE_H), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
+    return warp_quad(image, crop_quad(cam, x, y), _DST)
 
 
 def unit_top_cm(bare: np.ndarray, now: np.ndarray) -> float | None:
