@@ -74,9 +74,9 @@ def _bench(args: argparse.Namespace) -> int:
 
             try:
                 for name in designs:
-                    if not design(name).installed:
-                        print(f"error: card design {name} is not installed "
-                              f"({design(name).svg})", file=sys.stderr)
+                    if not (d := design(name)).installed:
+                        print(f"error: card design {name} is not installed ({d.svg})",
+                              file=sys.stderr)
                         return 2
             except KeyError as exc:
                 print(f"error: {exc.args[0]} (see models/renderer/designs.json)",

@@ -7,13 +7,11 @@ set and the training sets `brutalchess` and `dreamchess`, cameras as the fixture
 gauged from the settled frame before it was placed and the one after, through the 4-corner
 profile a player would click. Printed per set: pairs of one side's units (king above queen;
 king or queen above the others; a pawn below rooks, knights and bishops) ordered right, wrong,
-and left unordered
-(no height: camera above MAX_ELEVATION_DEG, or heights within STATURE_GAP).
+and left unordered (no height, or heights within STATURE_GAP).
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from collections import defaultdict
@@ -56,10 +54,11 @@ def gauged_units(folder: Path) -> list[tuple[str, str, str, float | None]]:
 
     from calibration.profile import Profile
 
+    from .evaluate import read_truth
     from .piece_crops import as_board_camera
     from .piece_height import foreshortening, gauge_crop, height_cm
 
-    rows = [json.loads(line) for line in gzip.open(folder / "truth.jsonl.gz", "rt")]
+    rows = list(read_truth(folder / "truth.jsonl.gz"))
     cap = cv2.VideoCapture(str(folder / "game.mp4"))
     frames = []
     while len(frames) < len(rows):

@@ -1,8 +1,6 @@
 """A unit's height over its set-up card (`scanner.piece_height`): the gauge on synthetic
 crops, on a committed fixture video, and the king-above-queen weight the tracker uses."""
 
-import gzip
-import json
 import math
 from pathlib import Path
 
@@ -121,9 +119,10 @@ def test_the_gauge_on_a_filmed_set_up_reads_each_king_taller_than_its_queen():
     bishop and the placement went on with the king and queen swapped; their heights say
     which is which."""
     from calibration.profile import Profile
+    from scanner.evaluate import read_truth
     from scanner.piece_crops import as_board_camera
 
-    rows = [json.loads(line) for line in gzip.open(FIXTURE / "truth.jsonl.gz", "rt")][:200]
+    rows = list(read_truth(FIXTURE / "truth.jsonl.gz"))[:200]
     frames = _frames(len(rows))
     cam = as_board_camera(Profile.load(FIXTURE / "profile.json"), frames[0].shape)
     gauge = ph.HeightGauge()
