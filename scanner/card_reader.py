@@ -15,7 +15,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from .deck_adapt import CardEvidence, DeckAdapter, Heads
 from .detections import CardReading
 from .rectify import (
     CANON_H,
@@ -35,22 +34,10 @@ MODEL_FILE = MODEL_DIR / "card_index.onnx"
 META_FILE = MODEL_DIR / "card_index.json"
 FACE_MODEL_FILE = MODEL_DIR / "card_face.onnx"
 FACE_META_FILE = MODEL_DIR / "card_face.json"
-# a card the trained and the adapted heads name differently, each sure: no answer, and a
-# confidence that says the two readers disagree
-CONFLICT_CONFIDENCE = 0.5
 
 
 class ModelMissingError(RuntimeError):
     pass
-
-
-def _heads_of(session, model_path: Path) -> Heads | None:
-    """A reader's heads, where its graph outputs its features and the heads file lies beside
-    it (`models/cards/heads.py`)."""
-    path = model_path.with_suffix(".heads.npz")
-    if "features" not in [o.name for o in session.get_outputs()] or not path.exists():
-        return None
-    return Heads.load(path)
 
 
 def combine(probs: np.ndarray, n_cards: int, back: int) -> tuple[int, bool, int, float]:
@@ -234,21 +221,6 @@ class CardReader:
                 # overlap, which the whole-card view was not trained on
                 self.face_below_px = float(fm.get("face_below_px", 1e9)
                                            if face_below_px is None else face_below_px)
-        # the heads over the readers' features, where the models expose them: what the deck
-        # adaptation refits (`adapt_to_table`, `scanner.deck_adapt`)
-        self.index_heads = _heads_of(self.session, model_path)
-        self.face_heads = None if self.face_session is None else \
-            _heads_of(self.face_session, face_model)
-        self.adapter: DeckAdapter | None = None
-
-    def adapt_to_table(self) -> DeckAdapter | None:
-        """Start adapting to the decks this reader will see (one table, one game): the board
-        scanner teaches `self.adapter` its sure reads. None where the models expose no
-        features (an older export)."""
-        if self.index_heads is None:
-            return None
-        self.adapter = DeckAdapter(self.index_heads, self.face_heads, self.none)
-        return self.adapter
 
     def classify(self, crops: np.ndarray) -> np.ndarray:
         """uint8 crops (N x H x W x 3) -> class probabilities (N x C)."""
@@ -263,23 +235,6 @@ class CardReader:
         logits = self.face_session.run(None, {name: normalise(cards)})[0]
         return softmax(logits / self.face_temperature)
 
-    def _look(self, x: np.ndarray, which: str, faces_up: bool
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """For the deck adaptation: index crops or whole-card thumbnails (`which`) -> (the
-        trained reader's class probabilities, the features, the adapted reader's
-        probabilities or None before its first refit), the back ruled out where `faces_up`.
-        A crop the adapter may not read (`DeckAdapter.log_probs`) keeps the trained ones."""
-        session = self.session if which == "index" else self.face_session
-        t = self.temperature if which == "index" else self.face_temperature
-        logits, feats = session.run(None, {session.get_inputs()[0].name: normalise(x)})
-        probs = self._no_back(softmax(logits / t), faces_up)
-        adapted = self.adapter.log_probs(which, feats)
-        if adapted is None:
-            return probs, feats, None
-        log_p, may = adapted
-        mixed = np.where(may[:, None], log_p, logits)
-        return probs, feats, self._no_back(softmax(mixed / t), faces_up)
-
     def _no_back(self, probs: np.ndarray, faces_up: bool) -> np.ndarray:
         """Class probabilities with the card-back class ruled out, where every card is known
         to lie face up (renormalised over the rest)."""
@@ -289,18 +244,17 @@ class CardReader:
         probs[:, self.back] = 0.0
         return probs / np.maximum(probs.sum(1, keepdims=True), 1e-12)
 
-    def decide(self, probs: np.ndarray, face: np.ndarray | None = None, sure: float | None = None
+    def decide(self, probs: np.ndarray, face: np.ndarray | None = None
                ) -> tuple[str | None, bool, str | None, float, list[tuple[str, float]]]:
         """One card's 4 corner probabilities (nw, ne, se, sw) and, for a small card, its
         whole-card probabilities -> (card, face_down, index diagonal of the rectified card,
-        confidence, best candidates). Each path answers above its own calibrated threshold,
-        or above `sure` where given (the adapted heads')."""
+        confidence, best candidates). Each path answers above its own calibrated threshold."""
         if face is not None:
             k, down, corner, conf = fuse(probs, face, self.n_cards, self.back)
-            threshold = self.fused_threshold if sure is None else sure
+            threshold = self.fused_threshold
         else:
             k, down, corner, conf = combine(probs, self.n_cards, self.back)
-            threshold = self.threshold if sure is None else sure
+            threshold = self.threshold
         if down:
             return None, True, None, conf, []
         return self._answer(k, corner, conf, threshold, self._candidates(probs, face))
@@ -313,8 +267,7 @@ class CardReader:
         card = self.classes[k] if conf >= threshold else None
         return card, False, diag, conf, candidates
 
-    def decide_many(self, probs: np.ndarray, faces: list[np.ndarray | None],
-                    sure: float | None = None
+    def decide_many(self, probs: np.ndarray, faces: list[np.ndarray | None]
                     ) -> list[tuple[str | None, bool, str | None, float, list[tuple[str, float]]]]:
         """`decide` for N cards (N x 4 x C): the cards with a whole-card view are fused in
         one go (`fuse_many`), the rest one by one."""
@@ -328,32 +281,11 @@ class CardReader:
             for j, i in enumerate(with_face):
                 out[i] = (None, True, None, float(confs[j]), []) if downs[j] else \
                     self._answer(int(ks[j]), int(corners[j]), float(confs[j]),
-                                 self.fused_threshold if sure is None else sure, cands[j])
+                                 self.fused_threshold, cands[j])
         for i, f in enumerate(faces):
             if f is None:
-                out[i] = self.decide(probs[i], sure=sure)
+                out[i] = self.decide(probs[i])
         return out
-
-    def _decide_adapted(self, probs: np.ndarray, faces: list[np.ndarray | None],
-                        adapted: np.ndarray | None, adapted_faces: list[np.ndarray | None]
-                        ) -> tuple[list, list]:
-        """(the decisions, the trained reader's decisions). The adapted heads only answer
-        where the trained reader left a face-up card unsure, at the adapter's `sure`; a card
-        the two name differently, each sure, is left unsure (`scanner.deck_adapt`)."""
-        base = self.decide_many(probs, faces)
-        if adapted is None:
-            return base, base
-        other = self.decide_many(adapted, adapted_faces, sure=self.adapter.sure)
-        out = []
-        for b, a in zip(base, other, strict=True):
-            if b[0] is not None:
-                out.append(b if a[0] is None or a[0] == b[0] else
-                           (None, False, b[2], CONFLICT_CONFIDENCE, b[4]))
-            elif not b[1] and a[0] is not None:
-                out.append(a)
-            else:
-                out.append(b)
-        return out, base
 
     def _candidates(self, probs: np.ndarray, face: np.ndarray | None,
                     n: int = 3) -> list[tuple[str, float]]:
@@ -446,8 +378,6 @@ class CardReader:
                 rectify(image, q, out=card)
             if sharpen is not None:
                 card[:] = sharpened(card, *sharpen)
-        if self.adapter is not None:
-            return self._read_adapting(cards, ordered, face_below_px, faces_up)
         faces: list[np.ndarray | None] = [None] * len(quads)
         if self.face_session is not None:
             limit = self.face_below_px if face_below_px is None else face_below_px
@@ -473,10 +403,6 @@ class CardReader:
             for i, d in zip(again, self.decide_many(probs[again], [faces[i] for i in again]),
                             strict=True):
                 decided[i] = d
-        return self._readings(ordered, decided)
-
-    @staticmethod
-    def _readings(ordered: list[np.ndarray], decided: list) -> list[CardReading]:
         out = []
         for q, (card, down, diag, conf, cands) in zip(ordered, decided, strict=True):
             long_axis = (q[3] - q[0]) + (q[2] - q[1])
@@ -486,56 +412,4 @@ class CardReader:
             out.append(CardReading(corners=q.astype(np.float32), card=card, face_down=down,
                                    orientation="portrait" if portrait else "landscape",
                                    digit_corners=diag, confidence=conf, candidates=cands))
-        return out
-
-    def _read_adapting(self, cards: np.ndarray, ordered: list[np.ndarray],
-                       face_below_px: float | None, faces_up: bool) -> list[CardReading]:
-        """`read_quads`' reading with the deck adapter: the same looks (whole card where small,
-        the nw-se diagonal, the ne-sw one where unsettled), each through the trained heads and,
-        once refit, the adapted ones (`_decide_adapted`); every reading carries its evidence
-        (features, the trained reader's corner probabilities and sure answer) for the board
-        scanner to teach the adapter."""
-        n, width = len(ordered), len(self.index_heads.rank_w[0])
-        faces: list[np.ndarray | None] = [None] * n
-        faces_a: list[np.ndarray | None] = [None] * n  # the adapted heads' (or the trained)
-        face_feats: list[np.ndarray | None] = [None] * n
-        if self.face_session is not None:
-            limit = self.face_below_px if face_below_px is None else face_below_px
-            small = [i for i, q in enumerate(ordered) if _width_px(q) < limit]
-            if small:
-                fp, ff, fa = self._look(_thumbnails(cards[small], self.face_size), "face",
-                                        faces_up)
-                for j, i in enumerate(small):
-                    faces[i], face_feats[i] = fp[j], ff[j]
-                    faces_a[i] = fp[j] if fa is None else fa[j]
-        probs = np.zeros((n, 4, len(self.classes)), np.float32)
-        probs[:, [1, 3], self.none] = 1.0
-        feats = np.zeros((n, 4, width), np.float32)
-        ip, fi, ia = self._look(diagonal_crops(cards, "nw-se", self.crop), "index", faces_up)
-        probs[:, [0, 2]] = ip.reshape(n, 2, -1)
-        feats[:, [0, 2]] = fi.reshape(n, 2, -1)
-        adapted = None  # the adapted heads' corner probabilities, once they are refit
-        if self.adapter.ready:
-            adapted = probs.copy()
-            adapted[:, [0, 2]] = (ip if ia is None else ia).reshape(n, 2, -1)
-        decided, base = self._decide_adapted(probs, faces, adapted, faces_a)
-        again = [i for i, d in enumerate(decided) if d[0] is None and not d[1]]
-        if again:
-            ip, fi, ia = self._look(diagonal_crops(cards[again], "ne-sw", self.crop), "index",
-                                    faces_up)
-            probs[again, 1::2] = ip.reshape(len(again), 2, -1)
-            feats[again, 1::2] = fi.reshape(len(again), 2, -1)
-            if adapted is not None:
-                adapted[again, 1::2] = (ip if ia is None else ia).reshape(len(again), 2, -1)
-            d2, b2 = self._decide_adapted(probs[again], [faces[i] for i in again],
-                                          None if adapted is None else adapted[again],
-                                          [faces_a[i] for i in again])
-            for j, i in enumerate(again):
-                decided[i], base[i] = d2[j], b2[j]
-        out = self._readings(ordered, decided)
-        for i, r in enumerate(out):
-            sure = base[i][0]
-            r.evidence = CardEvidence(corners=feats[i], corner_probs=probs[i],
-                                      face=face_feats[i],
-                                      card=None if sure is None else self.classes.index(sure))
         return out

@@ -67,18 +67,16 @@ TIMED_READS = 5  # reads of each still timed for the speed figure
 
 
 def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720),
-                 models: Path | None = None, designs: list[str] | None = None,
-                 reader=None, timed_reads: int = TIMED_READS) -> dict:
+                 models: Path | None = None, designs: list[str] | None = None) -> dict:
     """Rendered stills of the held-out card designs (or of `designs`), each board read once:
-    the reader's figures per visible card, empty cells and initiative cards, and its speed
-    (`timed_reads` reads of each still timed; `reader`: this one, not the models')."""
+    the reader's figures per visible card, empty cells and initiative cards, and its speed."""
     from models.renderer import Scene, render_scene
 
     from .card_presence import CardPresence
     from .card_reader import reader_in
     from .pipeline import TableScanner
 
-    reader = reader or reader_in(models)
+    reader = reader_in(models)
     presence = CardPresence.default()  # one model for every still, as one reader
     rng = np.random.default_rng(seed)
     visible = right = answered = answered_right = 0
@@ -94,7 +92,7 @@ def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 72
         # the first read is scored; every read is timed (a camera shows the scanner the same
         # board frame after frame, and one read per still is too few for a steady median on a
         # shared machine)
-        for k in range(max(1, timed_reads)):
+        for k in range(TIMED_READS):
             t, c = time.perf_counter(), time.process_time()
             read = scanner.scan(res.image)
             times.append((time.perf_counter() - t) * 1000)
@@ -132,7 +130,6 @@ def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 72
             f"{reading.timings_ms.get('total', 0):.0f} ms")
     return {"stills": n, "visible_cards": visible, "read_right": right,
             "accuracy": right / max(visible, 1), "answered": answered,
-            "answered_right": answered_right,
             "answered_precision": answered_right / max(answered, 1),
             "empty_cells": empty_n, "empty_right": empty_ok, "false_cards_on_empty": false_cards,
             "initiative_visible": init_n, "initiative_right": init_right,
@@ -185,46 +182,6 @@ def bench_registration(n: int, seed: int, log=print) -> dict:
             "turned_180": flipped,
             "worst_cell_error_median": statistics.median(errs) if errs else math.nan,
             "register_ms_median": statistics.median(times) if times else math.nan}
-
-
-ADAPT_TEACH_SEED = 1  # the teaching stills' seed is the bench seed plus this
-
-
-def bench_adapt(designs: list[str], teach: int, stills: int, seed: int, log=print,
-                models: Path | None = None) -> dict:
-    """The deck adaptation (`scanner.deck_adapt`), per deck: `stills` stills of it read by
-    the trained reader; then a reader adapting to the table reads `teach` other stills of
-    the deck (it learns from its own sure reads only, never the truth, and refits as a game
-    would) and reads the same `stills` stills, still learning from them as in a game."""
-    from .card_reader import reader_in
-
-    out: dict = {}
-    for design in designs:
-        base = bench_stills(stills, seed, lambda *_: None, models=models, designs=[design],
-                            timed_reads=1)
-        reader = reader_in(models)
-        adapter = reader.adapt_to_table()
-        if adapter is None:
-            raise ValueError("the card models expose no features to adapt (re-export them: "
-                             "python -m models.cards.heads)")
-        bench_stills(teach, seed + ADAPT_TEACH_SEED, lambda *_: None, designs=[design],
-                     reader=reader, timed_reads=1)
-        taught = adapter.summary()
-        adapted = bench_stills(stills, seed, lambda *_: None, designs=[design], reader=reader,
-                               timed_reads=1)
-        out[design] = {"trained": base, "adapted": adapted, "taught": taught,
-                       "adapter": adapter.summary()}
-        log(f"  {design}: {base['visible_cards']} visible cards; trained reader "
-            f"{base['read_right']} right, {base['answered']} answered "
-            f"({base['answered'] - base['answered_right']} wrong); adapted "
-            f"{adapted['read_right']} right, {adapted['answered']} answered "
-            f"({adapted['answered'] - adapted['answered_right']} wrong); taught "
-            f"{taught['cards_learnt']} sure cards, "
-            f"{adapter.refits} refits")
-    out["total"] = {k: {f: sum(out[d][k][f] for d in designs) for f in
-                        ("visible_cards", "read_right", "answered", "answered_right")}
-                    for k in ("trained", "adapted")}
-    return out
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -382,24 +339,11 @@ def bench_candidates(n: int, seed: int, log=print, models: Path | None = None) -
 
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
         log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None,
-        candidates: int = 0, designs: list[str] | None = None, adapt: int = 0) -> dict:
+        candidates: int = 0, designs: list[str] | None = None) -> dict:
     import cv2
 
     cv2.setNumThreads(1)  # the bar is on one core
     out: dict = {}
-    if adapt:
-        from models.renderer.assets import split
-
-        decks = designs or split()["cards"]["heldout"]
-        log(f"deck adaptation: per deck, {stills} stills read by the trained reader, then by "
-            f"a reader taught by its own sure reads of {adapt} other stills:")
-        out["adapt"] = a = bench_adapt(decks, adapt, stills, seed, log, models)
-        for k, t in a["total"].items():
-            log(f"  all {len(decks)} decks, {k}: {t['visible_cards']} visible cards, read right "
-                f"{t['read_right']} ({100 * t['read_right'] / max(t['visible_cards'], 1):.2f} "
-                f"%), answered {t['answered']}, {t['answered'] - t['answered_right']} wrong "
-                f"({100 * t['answered_right'] / max(t['answered'], 1):.2f} % right)")
-        return out
     log("times: CPU time of this process (one core: OpenCV and onnxruntime single-threaded) and "
         f"wall time; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if stills:

@@ -84,8 +84,8 @@ def _bench(args: argparse.Namespace) -> int:
                 return 2
         out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
                   models=Path(args.models) if args.models else None,
-                  candidates=args.candidates, designs=designs, adapt=args.adapt)
-    except (ModelMissingError, ValueError) as exc:
+                  candidates=args.candidates, designs=designs)
+    except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json_out:
@@ -128,9 +128,5 @@ def register(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--candidates", type=int, default=0, metavar="N",
                    help="also measure how far unsure cards' top candidates can be trusted, on "
                    "N validation-design cards per size (needs the training data code)")
-    g.add_argument("--adapt", type=int, default=0, metavar="TEACH",
-                   help="measure the deck adaptation instead: per deck (--designs, or the "
-                   "held-out ones) --stills stills read by the trained reader, and by a reader "
-                   "taught by its own sure reads of TEACH other stills")
     g.add_argument("--json-out", help="also write the figures as JSON here")
     parser.set_defaults(handler=_dispatch)

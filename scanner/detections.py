@@ -27,9 +27,6 @@ class CardReading:
     # the classifier's best readings with probabilities, best first, so the rules can pick the
     # most likely legal one when the top reading is illegal
     candidates: list[tuple[str, float]] = field(default_factory=list)
-    # what the reader saw, for the board scanner's deck adaptation (`scanner.deck_adapt.
-    # CardEvidence`); the scanner takes it off before the reading leaves it
-    evidence: object | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {

@@ -292,7 +292,6 @@ class TableScanner:
         self._surer_upright(by_key, dict(zip(upright, readings[len(keys):], strict=True)))
         self._pile_second_look(image, by_key)
         self._sharper_look(image, by_key)
-        self._teach_adapter(by_key, reading)
         readings = list(by_key.values())
         self._board_frame(readings)
         for cell in CELLS:
@@ -343,20 +342,6 @@ class TableScanner:
         for key, read in upright.items():
             if read.confidence >= by_key[key].confidence:
                 by_key[key] = read
-
-    def _teach_adapter(self, by_key: dict[str, CardReading], reading: TableReading) -> None:
-        """Each zone's sure read teaches the reader's deck adapter (`scanner.deck_adapt`),
-        which refits once enough new cards have come; the evidence (features) is taken off
-        every reading, so it never leaves the scanner (recordings, the tracker)."""
-        adapter = getattr(self.reader, "adapter", None)
-        for key, read in by_key.items():
-            if read.evidence is not None and adapter is not None:
-                adapter.learn(key, read.evidence)
-            read.evidence = None
-        if adapter is not None:
-            t = time.perf_counter()
-            if adapter.refit_if_due():
-                reading.timings_ms["adapt"] = (time.perf_counter() - t) * 1000
 
     def _sharper_look(self, image: np.ndarray, by_key: dict[str, CardReading]) -> None:
         """Every card left unsure is read once more through an unsharp mask (SHARPER_LOOK),

@@ -52,9 +52,6 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="keep the trained piece classifier; by default, once the armies "
                         "given stand on their set-up cards with every kind settled, it adapts "
                         "to the players' set from that view")
-    parser.add_argument("--adapt-cards", action="store_true",
-                        help="let the card reader adapt to the table's decks from its own sure "
-                        "reads (scanner.deck_adapt; an experiment: worse on live games)")
     parser.add_argument("--save-log", help="write the event log (JSON) here; "
                         "replay with scanner.tracker.replay_journal")
     parser.add_argument("--page", action="store_true",
@@ -607,8 +604,6 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
         reader = reader_in(args.models)
     except Exception as exc:  # the model file is missing or unreadable
         return _fail(f"cannot load the card model: {exc}")
-    if args.adapt_cards:  # measured harmful on live games (MODEL_CARD.md): opt-in only
-        reader.adapt_to_table()
     try:
         from .piece_classifier import PieceClassifier
 

@@ -98,19 +98,14 @@ def training_decks() -> list[str]:
 
 def export_onnx(model, shape: tuple[int, int], path: Path, input_name: str,
                 output_name: str = "logits") -> None:
-    """The model in eval mode as ONNX (opset 17) for inputs of n x 3 x `shape` (h, w); a
-    reader with rank and suit heads also gets its `features` output and heads file, which
-    the scanner's deck adaptation needs (`models/cards/heads.py`)."""
+    """The model in eval mode as ONNX (opset 17) for inputs of n x 3 x `shape` (h, w)."""
     import torch
-
-    from .heads import expose
 
     model.eval()
     torch.onnx.export(model, torch.zeros(1, 3, *shape), str(path), input_names=[input_name],
                       output_names=[output_name], dynamic_axes={input_name: {0: "n"},
                                                                 output_name: {0: "n"}},
                       opset_version=17, dynamo=False)
-    expose(path)
 
 
 def _generate(seed: int, n_cards: int, designs: list[str], workers: int,
