@@ -20,12 +20,28 @@ from .observations import (
     NO_READING,
     UNREAD,
     CardEvidence,
+    card_colour,
     card_key_of,
     may_be_same,
     zone_of,
 )
 from .open_questions import CardQuestion
 from .table_events import TableEvent, assume_unseen_draw, unseen_step
+
+
+def _leans_to_the_other_colour(read, believed: str) -> bool:
+    """Does an unsure read lean (LEAN) to a card of the other colour than the believed one?
+    A card laid over another differs from it in colour, and a card laid in place under the
+    unit standing on it can change its place's picture too little for the scanner to call
+    it changed (v10-s399: a white queen's 6D laid over its 3S, read 6D 88 % for 110 frames
+    and taken for the 3S misread; white's move was logged after black's, and the game was
+    out of step from there)."""
+    if not read.candidates:
+        return False
+    top, p = read.candidates[0]
+    colours = card_colour(top), card_colour(believed)
+    # (a joker has no colour, and the readers take jokers for courts: no news either way)
+    return p >= LEAN and None not in colours and colours[0] != colours[1]
 
 
 class MisreadWatch:
@@ -46,7 +62,8 @@ class MisreadWatch:
             if zone_of(key) in reading.changed:
                 self._changes[key] = self._changes.get(key, 0) + 1
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
-                    and self._agreed_at.get(key) == self._changes.get(key, 0):
+                    and self._agreed_at.get(key) == self._changes.get(key, 0) \
+                    and not _leans_to_the_other_colour(cards_now[key], believed[key]):
                 values[key] = believed[key]
 
     def _known_misreads(self, values: dict, believed: dict, cards_now: dict) -> None:

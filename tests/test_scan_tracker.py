@@ -669,6 +669,63 @@ def test_a_read_leaning_to_the_other_colour_is_news():
 
 
 
+def _in_place_moves_read_unsure(seed: int, lean: float = 0.88):
+    """Frames of a game as the incremental scanner gives them when a card laid in place (a
+    unit laying its movement card on its own cell) changes the cell's picture too little to
+    be called changed: no zone is ever in `changed`, and each card laid in place reads unsure,
+    leaning `lean` to itself, as long as its unit stands on it (v10-s399). Not over or as a
+    joker: a joker has no colour, and an unsure read of one is no news (the rule's limit)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    laid_in_place = set()  # (cell, card) of the cards laid in place over a card of a colour
+    for action, pos in steps:
+        w = action.split()
+        if w[1] == "move" and w[2].split("-")[0] == w[2].split("-")[1] \
+                and "JK" not in pos["board"][w[2][:2]]["cards"][-2:]:
+            laid_in_place.add((w[2][:2], w[3]))
+    frames = frames_of(steps, _empty(steps), seed=seed)
+    for frame in frames:
+        frame.changed = set()
+        for cell, code in laid_in_place:
+            c = frame.cells.get(cell)
+            if c is not None and c.card is not None and c.card.card == code \
+                    and c.piece is not None and c.piece.piece not in (None, "empty"):
+                other = "2" + TWIN_SAME_COLOUR[code[-1]]
+                c.card = CardReading(card=None, confidence=lean,
+                                     candidates=[(code, lean), (other, 1 - lean)])
+    return steps, laid_in_place, frames
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_card_laid_in_place_unchanged_to_the_scanner_is_news_when_it_leans_to_the_other_colour(
+        seed, monkeypatch):
+    """A card laid over another differs from it in colour: a read leaning to the other colour
+    is news even where the scanner saw the place unchanged, which otherwise marks an unsure
+    read of an agreed card as that card misread (v10-s399: a queen's 6D laid over its 3S)."""
+    from scanner import tracker_misreads
+
+    steps, laid, frames = _in_place_moves_read_unsure(seed)
+    assert laid, "the game has a move in place"
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames:
+        tracker.update(frame)
+    events, truth = [e.text for e in tracker.events], truth_events(steps)
+    assert events == truth[:len(events)], tracker.holding
+    # the game may end on a card laid in place that no later look has settled: asked, not
+    # guessed
+    held = truth[len(events):]
+    assert not held or (len(held) == 1 and f"lies on {held[0].split()[2][:2]}?"
+                        in (tracker.holding or "")), (held, tracker.holding)
+    # without the colour's word the in-place card is the old one misread, and the game stalls
+    monkeypatch.setattr(tracker_misreads, "_leans_to_the_other_colour", lambda *_: False)
+    tracker = GameTracker(armies)
+    for frame in _in_place_moves_read_unsure(seed)[2]:
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] != truth_events(steps)
+
+
 def test_a_read_leaning_to_courts_over_a_number_card_may_be_a_joker():
     from scanner.detections import CardReading
     from scanner.observations import UNREAD, card_value
