@@ -146,6 +146,8 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         self._removals: list[tuple[TableEvent, Side, str | None]] = []  # and the unit's origin
         # the last removal with no attack entered for it: (event, engine before it, cell, side)
         self._taken_off: tuple[TableEvent, Snapshot, str, str] | None = None
+        # (cell, frame it was seen gone) of removals undone as moves: once each
+        self._moved_on: set[tuple[str, int]] = set()
         self.armies = {side: list(p.army) for side, p in self.state.players.items()}
         # everything done to the engine, in order: actions in text notation, and corrections
         # ("correct remove d4"); `replay_journal` rebuilds the game from it
@@ -539,7 +541,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
-        if self._lifted_back(diff):
+        if self._lifted_back(diff) or self._taken_off_moved_on(diff, seen, frame):
             return True
         if self._seen_before_its_turn(diff, seen):
             return True

@@ -5,14 +5,14 @@ lifted and put back.
 
 from __future__ import annotations
 
-from engines.royal_battles import CELL_NAMES, Phase, Side
+from engines.royal_battles import CELL_NAMES, Phase, Side, parse_action
 from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
 from engines.royal_battles.units import UNIT_KINDS
 
 from .observations import LEAN, UNREAD, may_be_same
 from .open_questions import CardQuestion, PlacementQuestion
-from .table_events import FILLER_VERBS, TableEvent, lays_on
-from .tracker_settings import GONE_UNSURE, TOGETHER
+from .table_events import FILLER_VERBS, TableEvent, lays_on, unseen_step
+from .tracker_settings import GONE_UNSURE, MOVED_ON_FRAMES, TOGETHER
 
 
 def _reaches(kind: str, attacker: int, target: int) -> bool:
@@ -149,6 +149,74 @@ class UnitRemoval:
         self.events = [e for e in self.events if e is not event]
         self._removals = [r for r in self._removals if r[0] is not event]
         return True
+
+    def _taken_off_moved_on(self, diff: dict, seen: dict, frame: int) -> bool:
+        """A unit taken off with no attack entered for it, its side the next to move, and a
+        new card next door, seen within MOVED_ON_FRAMES of the unit gone, that has lain
+        MOVED_ON_FRAMES frames with no unit read on it (or one of that side), nothing else
+        having happened since: the unit moved there, seen gone before its card was seen and
+        its piece not read (a flat token). The removal is undone, the enemy's turn closed,
+        and the card is taken as the unit's move (v9-s379: a black paper king moved g4-f4,
+        seen gone six frames before the 2S it went onto and never read there, was taken off
+        and the card waited for its unit to the game's end: 51 -> 59 of 76 moves). True
+        where it was undone."""
+        if self._taken_off is None:
+            return False
+        event, before, cell, side = self._taken_off
+        if not self._moves_next(side):
+            return False
+        gone = self._gone_since.get(cell)
+        if (cell, gone) in self._moved_on:
+            return False  # undone once, and taken off again: the rules' word stands
+        news = [n for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)])
+                if f"{n}.card" in diff and diff[f"{n}.card"][1] is not None
+                and (seen.get(f"{n}.unit") is None or str(seen.get(f"{n}.unit")).startswith(side))
+                and parse_cell(n) not in self.state.units
+                and gone is not None and abs(self._card_since.get(f"{n}.card", -10**9) - gone)
+                <= MOVED_ON_FRAMES
+                and frame - self._card_since.get(f"{n}.card", frame) >= MOVED_ON_FRAMES]
+        # (a card is laid before its unit moves onto it: another unit of that side seen gone
+        # next to the card made that move)
+        news = [n for n in news if not any(
+            c != parse_cell(cell) and (u := self.state.units.get(c)) is not None
+            and u.side.value == side and not str(seen.get(f"{CELL_NAMES[c]}.unit")).startswith(side)
+            for c in NEIGHBOURS[parse_cell(n)])]
+        if not news:
+            return False
+        since = self.journal[before.entry:]
+        if since[:1] != [f"correct remove {cell}"] or not any(e is event for e in self.events) \
+                or any(a.split()[1] not in FILLER_VERBS + ("draw",) for a in since[1:]):
+            return False
+        self._taken_off = None
+        self._moved_on.add((cell, gone))
+        self._back_to(before)
+        self.events = [e for e in self.events if e is not event]
+        self._removals = [r for r in self._removals if r[0] is not event]
+        # the enemy's turn closed with what can't be seen, so the move is the side's own
+        while self.state.to_move.value != side and not self.state.is_chance_node() \
+                and self._finish_turn():
+            pass
+        return True
+
+    def _moves_next(self, side: str) -> bool:
+        """Is `side` to move, or next once the enemy's turn in its attack is closed with what
+        can't be seen (no draw of a new round's initiative between)?"""
+        state = self.state
+        if state.to_move.value == side:
+            return True
+        if state.phase not in (Phase.ATTACK, Phase.POST_TURN):
+            return False
+        state = state.copy()
+        for _ in range(4):
+            if state.is_chance_node():
+                return False
+            if state.to_move.value == side:
+                return True
+            step = unseen_step(state, False)
+            if step is None:
+                return False
+            state.apply(parse_action(step))
+        return False
 
     def _covered_own_card(self, cell: str, diff: dict) -> bool:
         """The unit gone from `cell` as the card there reads unsure but leaning (LEAN) to a

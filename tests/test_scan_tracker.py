@@ -8,6 +8,7 @@ from engines.royal_battles import CELL_NAMES, Side
 from engines.royal_battles.board import NEIGHBOURS, parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
+from scanner.detections import PieceReading
 from scanner.tracker import GameTracker, replay_journal
 from tests.tracker_sim import frames_of, reading_of, truth_events
 
@@ -778,6 +779,78 @@ def _moves_seen_in_steps(steps):
             show(pos, 4)
         last = pos
     return frames
+
+
+def _gone_before_its_card_is_seen(steps, unread_frames: int = 20):
+    """Frames of a game where one move, a unit's to another cell right after the enemy's
+    move next door (the engine then in the enemy's attack, which could have reached it), is
+    seen as v9-s379's paper king was: the
+    unit gone from its cell for five settled frames before the card it went onto is seen,
+    and its piece never read on that card (unsure) for `unread_frames` frames. Returns the
+    frames and the move."""
+    import copy
+
+    frames: list = []
+    last = _empty(steps)
+    chosen = None
+    previous = None
+
+    def show(pos, n, occluded=False, unread=None):
+        for _ in range(n):
+            frame = reading_of(pos, len(frames), occluded=occluded)
+            if unread is not None and not occluded:
+                frame.cells[unread].piece = PieceReading(None)
+            frames.append(frame)
+
+    show(last, 4)
+    for action, pos in steps:
+        words = action.split()
+        if words[1] not in ("setup", "place", "initiative", "move", "attack"):
+            last = pos
+            continue
+        frm, to = words[2].split("-") if words[1] == "move" else (None, None)
+        if chosen is None and frm is not None and frm != to and previous is not None \
+                and previous.split()[1] == "move" and previous.split()[0] != words[0] \
+                and parse_cell(previous.split()[2][-2:]) in NEIGHBOURS[parse_cell(frm)]:
+            chosen = action
+            gone = copy.deepcopy(last)
+            gone["board"][frm] = {"cards": last["board"][frm]["cards"]}
+            show(last, 2, occluded=True)
+            show(gone, 5)
+            show(pos, unread_frames, unread=to)
+        else:
+            show(last, 2, occluded=True)
+            show(pos, 4)
+        if words[1] == "move":
+            previous = action
+        last = pos
+    return frames, chosen
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_unit_taken_off_as_a_card_next_door_comes_unread_had_moved_there(seed, monkeypatch):
+    """A unit of the side to move seen gone in the enemy's attack is taken off; when, within
+    MOVED_ON_FRAMES, a card is seen next door with no unit read on it, the removal is undone
+    and the card is that unit's move (v9-s379). Without that, the move is lost."""
+    from scanner import tracker_removal
+
+    steps = record_game(seed)
+    frames, move = _gone_before_its_card_is_seen(steps)
+    assert move is not None
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+    tracker = GameTracker(armies)
+    for frame in frames:
+        tracker.update(frame)
+    events = [e.text for e in tracker.events]
+    assert move in events and not any(e.endswith(f"removed {move.split()[2][:2]}")
+                                      and events.index(e) < events.index(move) for e in events)
+    assert events == truth_events(steps), tracker.holding
+    monkeypatch.setattr(tracker_removal.UnitRemoval, "_taken_off_moved_on",
+                        lambda *_: False)
+    tracker = GameTracker(armies)
+    for frame in frames:
+        tracker.update(frame)
+    assert move not in [e.text for e in tracker.events]
 
 
 @pytest.mark.parametrize("seed", [1, 2])
