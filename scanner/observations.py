@@ -168,6 +168,12 @@ def card_value(card, believed: object, board: bool = True) -> object:
     backed = any(code == believed and p >= CONSISTENT for code, p in card.candidates)
     if backed and (p_top < LEAN or may_be_same(top, believed)):
         return believed
+    # the readers take jokers for courts: a court-leaning read still backing the believed
+    # joker is that joker misread (a card laid over a joker hides it: the read then gives
+    # the joker next to nothing). v7-s283: a berlin joker under a black knight, read JC 58 %,
+    # JK 34 %, was taken for a card laid there in place, and the knight's move next door lost
+    if board and backed and believed == "JK" and top[:-1] in COURTS:
+        return believed
     if board and sum(p for code, p in card.candidates if may_be_same(code, believed)) >= LEAN \
             and not _a_joker_over(card.candidates, believed, backed):
         return believed

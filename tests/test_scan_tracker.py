@@ -744,6 +744,24 @@ def test_a_read_leaning_to_courts_over_a_number_card_may_be_a_joker():
     assert card_value(backed, "5S") == "5S"
 
 
+def test_a_court_leaning_read_still_backing_the_believed_joker_is_that_joker():
+    from scanner.detections import CardReading
+    from scanner.observations import UNREAD, card_value
+
+    # v7-s283: a berlin joker under a black knight
+    misread = CardReading(card=None, confidence=0.58,
+                          candidates=[("JC", 0.58), ("JK", 0.34), ("QC", 0.05)])
+    assert card_value(misread, "JK") == "JK"
+    # a court laid over the joker hides it: the joker is given next to nothing
+    covered = CardReading(card=None, candidates=[("JC", 0.58), ("QC", 0.4), ("JK", 0.01)])
+    assert card_value(covered, "JK") == UNREAD
+    # a number card is no joker's picture
+    assert card_value(CardReading(card=None, candidates=[("9C", 0.6), ("JK", 0.3)]),
+                      "JK") == UNREAD
+    # an initiative pile takes any card over a joker
+    assert card_value(misread, "JK", board=False) == UNREAD
+
+
 def _moves_seen_in_steps(steps):
     """Frames of a game where every unit moving to another cell is seen as a real camera sees a
     flat token: its card laid first, then the unit gone from its cell a few frames before it
