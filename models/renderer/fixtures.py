@@ -128,7 +128,17 @@ VALIDATION_GAMES_10 = {
     "v10-s410-orell-brutalchess": (410, 41010, "gnome-orell", "brutalchess"),
     "v10-s416-nicu-dreamchess": (416, 41616, "kde-nicu-white", "dreamchess"),
 }
-# `royal-table scan validation[2-10]`: each set and the cache folder it is filmed into
+# filmed in session 39 with its final code (after its three tracker changes, two of them made
+# from set 10), to measure the chain on games no choice has looked at
+VALIDATION_GAMES_11 = {
+    "v11-s421-orell-dreamchess": (421, 42121, "gnome-orell", "dreamchess"),
+    "v11-s427-nicu-tokens": (427, 42727, "kde-nicu-white", "paper-token"),
+    "v11-s433-berlin-brutalchess": (433, 43333, "gnome-berlin", "brutalchess"),
+    "v11-s439-orell-tokens": (439, 43939, "gnome-orell", "paper-token"),
+    "v11-s443-nicu-dreamchess": (443, 44343, "kde-nicu-white", "dreamchess"),
+    "v11-s449-berlin-tokens": (449, 44949, "gnome-berlin", "paper-token"),
+}
+# `royal-table scan validation[2-11]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
@@ -140,6 +150,7 @@ VALIDATION_SETS = {
     8: (VALIDATION_GAMES_8, "scan-validation-8"),
     9: (VALIDATION_GAMES_9, "scan-validation-9"),
     10: (VALIDATION_GAMES_10, "scan-validation-10"),
+    11: (VALIDATION_GAMES_11, "scan-validation-11"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
