@@ -230,6 +230,22 @@ def against_rivals(q: CardQuestion, best: str, decks: dict[str, list[CardQuestio
 PICTURES = frozenset((11, 12, 13, 15))  # jack, queen, king, joker: a picture, no pips
 
 
+def of_the_colour_read(evidence: CardEvidence, legal: set[str]) -> str | None:
+    """The lowest allowed card of the colour the reads give most weight (the joker counting
+    for none), or of either colour where none of it is allowed; None if no card is."""
+    weight = {"red": 0.0, "black": 0.0}
+    for code, p in evidence.ranked():
+        card = parse_card(code)
+        if not card.is_joker:
+            weight[card.colour] += p
+    for colour in sorted(weight, key=lambda c: -weight[c]):
+        pool = [c for c in CARDS if c in legal and not parse_card(c).is_joker
+                and parse_card(c).colour == colour]
+        if pool:
+            return min(pool, key=lambda c: parse_card(c).rank)
+    return None
+
+
 def of_the_rank_read(evidence: CardEvidence, legal: set[str]) -> str | None:
     """The allowed card of a colour read whose rank the reads give the most weight (the
     readers tell red from black far better than ranks apart); where there is none and the

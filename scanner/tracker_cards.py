@@ -20,7 +20,7 @@ from .observations import (
     may_be_same,
     rest_per_card,
 )
-from .open_questions import CardQuestion, of_the_rank_read, owner_of
+from .open_questions import CardQuestion, of_the_colour_read, of_the_rank_read, owner_of
 from .table_events import TableEvent, lays_on, twin_of, with_card
 
 
@@ -69,10 +69,17 @@ class CardChoice:
             # suits), as an open question (val-s7: a KD under a rook read JS, JC or JD, JD
             # already laid; the move was lost and the game parted ways with the table)
             code = of_the_rank_read(evidence, legal)
+            why = "the picture card left when it read courts" if code == "JK" \
+                else "of the rank it read"
+            if code is None:
+                # nor any card of a rank it read: a card of the colour it read, as a guess the
+                # players are asked to correct, keeps the game in step with the table, where
+                # holding lost the move and the game with it (v8-s337: black's 2C on a3 read
+                # JK 40 %, AC 31 %, AS 11 %, none allowed there, held the game 180 frames)
+                code = of_the_colour_read(evidence, legal)
+                why = "a guess of the colour it read"
             if code is not None:
                 self._take_card(key, place, code, legal, evidence, watched=False)
-                why = "the picture card left when it read courts" if code == "JK" \
-                    else "of the rank it read"
                 return code, [f"no card the reader named is allowed on {place}: going on with "
                               f"{code}, {why}; check it"]
         self._held_card = key

@@ -2762,6 +2762,25 @@ def test_reads_of_courts_none_allowed_make_the_joker_the_card_left():
     assert of_the_rank_read(pips, low_black | {"JK"}) is None
 
 
+def test_reads_of_no_rank_allowed_go_on_with_a_card_of_the_colour_read():
+    # session 39, v8-s337: black's 2C on a3 read JK 40 %, AC 31 %, AS 11 %, no card of a
+    # rank read allowed there; the game held at that move for 180 frames and lost it
+    from scanner.observations import CardEvidence
+    from scanner.open_questions import of_the_colour_read, of_the_rank_read
+
+    reads = CardEvidence()
+    reads.add([("JK", 0.40), ("AC", 0.31), ("AS", 0.11)])
+    legal = {"10C", "2C", "2S", "4C", "6C", "6S", "QH", "9D"}
+    assert of_the_rank_read(reads, legal) is None
+    assert of_the_colour_read(reads, legal) == "2C"  # black, the lowest allowed
+    assert of_the_colour_read(reads, {"QH", "9D"}) == "9D"  # no black allowed: red
+    assert of_the_colour_read(reads, {"JK"}) is None  # the joker is no colour's guess
+    assert of_the_colour_read(reads, set()) is None
+    red = CardEvidence()
+    red.add([("AH", 0.6), ("JK", 0.3)])
+    assert of_the_colour_read(red, legal) == "9D"
+
+
 
 def test_an_unsure_read_of_what_a_question_s_own_reads_named_is_that_card_seen_again():
     # session 29, v3-s173: an orell joker under a token, read JD 51 % when laid (the rules
