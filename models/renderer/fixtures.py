@@ -128,8 +128,8 @@ VALIDATION_GAMES_10 = {
     "v10-s410-orell-brutalchess": (410, 41010, "gnome-orell", "brutalchess"),
     "v10-s416-nicu-dreamchess": (416, 41616, "kde-nicu-white", "dreamchess"),
 }
-# filmed in session 39 with its final code (after its three tracker changes, two of them made
-# from set 10), to measure the chain on games no choice has looked at
+# filmed in session 39 after its first three tracker changes (two of them made from set 10;
+# its fourth replays it unchanged), to measure the chain on games no choice has looked at
 VALIDATION_GAMES_11 = {
     "v11-s421-orell-dreamchess": (421, 42121, "gnome-orell", "dreamchess"),
     "v11-s427-nicu-tokens": (427, 42727, "kde-nicu-white", "paper-token"),
