@@ -8,6 +8,7 @@ from __future__ import annotations
 from engines.errors import RulesError
 from engines.royal_battles import CELL_NAMES, Phase
 from engines.royal_battles.board import NEIGHBOURS, parse_cell
+from engines.royal_battles.cards import CARDS
 
 from .observations import (
     ACCEPT,
@@ -298,6 +299,8 @@ class MoveReading:
                     # is seen gone, the old cell's read is stale (a lathe piece's empty cell
                     # read as still occupied held two held-out games for the rest of the game)
                     sources, stale = next_door, bool(next_door)
+                    if len(sources) > 1:  # the one the card read may be laid from
+                        sources = self._card_fits(sources, to, card, side)
                     if len(sources) > 1:  # the one whose piece reads least sure left
                         weak = [c for c in sources if not self._firmly_occupied(c)]
                         sources = weak if len(weak) == 1 else sources
@@ -362,6 +365,22 @@ class MoveReading:
             return True
         self.holding = "; ".join(reasons)
         return False
+
+    def _card_fits(self, sources: list[str], to: str, card: object, side: str) -> list[str]:
+        """Of the cells a unit may have come from, the one from which the rules allow the
+        card read on `to` (named, or the likeliest of an unsure read), where only one does:
+        the card's colour must differ from the mover's standing card's (s64: black's king
+        left a5's JC for b4 with a 5D, read 99.999 %; the queen beside it on b5, read as a
+        king, was taken for a face card's picture and the move for the queen's from b5, where
+        a 5D is not allowed: the card became a 5C). Else `sources` as they are."""
+        if card == UNREAD:
+            evidence = self.evidence.get(f"{to}.card")
+            ranked = evidence.ranked() if evidence is not None else []
+            card = ranked[0][0] if ranked else None
+        if card not in CARDS:
+            return sources
+        fits = [c for c in sources if self._legal(f"{side} move {c}-{to} {card}")]
+        return fits if len(fits) == 1 else sources
 
     def _firmly_occupied(self, cell: str) -> bool:
         """Did the last look at `cell` see a piece, surely? A face card's picture can pass

@@ -744,6 +744,71 @@ def test_a_read_leaning_to_courts_over_a_number_card_may_be_a_joker():
     assert card_value(backed, "5S") == "5S"
 
 
+def _a_move_beside_another_unit(seed: int):
+    """The first move A-B of a seeded game with another unit of the mover's side next to B,
+    standing on a card of the movement card's colour (so the card could not have been laid
+    from there); frames where, for 40 frames from that move, A is still read occupied by the
+    mover's side and the unit on B is read with its side only (no kind), as a piece left
+    behind in the reads and an unsure kind make it (s64). None where the game has no such
+    move."""
+    def colour(code):
+        return None if code == "JK" else ("red" if code[-1] in "HD" else "black")
+
+    steps = record_game(seed)
+    for i, (action, _pos) in enumerate(steps):
+        w = action.split()
+        if w[1] != "move" or w[3] == "JK":
+            continue
+        frm, to = w[2].split("-")
+        before = steps[i - 1][1]["board"]
+        if frm == to or colour(before[frm]["cards"][-1]) is None:
+            continue
+        beside = [CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(to)]
+                  if CELL_NAMES[c] != frm and (e := before.get(CELL_NAMES[c]))
+                  and e.get("unit") and e["unit"]["side"] == w[0]
+                  and colour(e["cards"][-1]) == colour(w[3])]
+        if beside:
+            break
+    else:
+        return None
+    frames = frames_of(steps, _empty(steps), seed=seed)
+    moved_at = None
+    for frame in frames:
+        cell = frame.cells.get(to)
+        if moved_at is None and cell is not None and cell.card is not None \
+                and cell.card.card == w[3] and not frame.occluded:
+            moved_at = frame.frame_index
+        if moved_at is not None and frame.frame_index < moved_at + 40 and not frame.occluded:
+            left = frame.cells[frm]
+            if left.piece is not None and left.piece.piece == "empty":
+                left.piece = PieceReading(f"{w[0]}-{before[frm]['unit']['kind']}", 0.99)
+            frame.cells[to].piece = PieceReading(None, 0.9, occupied=True, seen_side=w[0])
+    return steps, action, frames
+
+
+@pytest.mark.parametrize("seed", [2, 3, 5])
+def test_of_two_units_beside_a_move_the_one_the_card_could_come_from_moved(seed,
+                                                                             monkeypatch):
+    """Where no unit next to a move's card is seen gone and its kind is not read, the cell
+    from which the rules allow the card read is the one the unit left (s64: the king's
+    a5-b4 with a 5D was taken for the queen's from b5, where a 5D can't be laid)."""
+    from scanner import tracker_moves
+
+    steps, move, frames = _a_move_beside_another_unit(seed)
+    armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
+
+    def events():
+        tracker = GameTracker(armies)
+        for frame in frames:
+            tracker.update(frame)
+        return [e.text for e in tracker.events]
+
+    assert move in events()
+    monkeypatch.setattr(tracker_moves.MoveReading, "_card_fits",
+                        lambda self, sources, *_: sources)
+    assert move not in events()
+
+
 def test_a_court_leaning_read_still_backing_the_believed_joker_is_that_joker():
     from scanner.detections import CardReading
     from scanner.observations import UNREAD, card_value
