@@ -129,7 +129,7 @@ VALIDATION_GAMES_10 = {
     "v10-s416-nicu-dreamchess": (416, 41616, "kde-nicu-white", "dreamchess"),
 }
 # filmed in session 39 after its first three tracker changes (two of them made from set 10;
-# its fourth replays it unchanged), to measure the chain on games no choice has looked at
+# its fourth and fifth replay it unchanged), to measure the chain on games no choice has looked at
 VALIDATION_GAMES_11 = {
     "v11-s421-orell-dreamchess": (421, 42121, "gnome-orell", "dreamchess"),
     "v11-s427-nicu-tokens": (427, 42727, "kde-nicu-white", "paper-token"),
