@@ -34,6 +34,8 @@ import math
 import cv2
 import numpy as np
 
+from calibration.geometry import SETUP_CELLS
+
 from .detections import PieceReading
 from .piece_crops import (
     BILL_HI,
@@ -69,7 +71,6 @@ TALL_SLOPE = 40.0  # the other orders: 171 of 171 pairs right
 # and bishop in no common order, then queen, then king
 STATURE_RANK = {"pawn": 0, "rook": 1, "knight": 1, "bishop": 1, "queen": 2, "king": 3}
 STATURE_CAP = 0.1
-SETUP_CELLS = ("a1", "c1", "e1", "g1", "a5", "c5", "e5", "g5")
 
 _DST = np.array([[0, 0], [GAUGE_W, 0], [GAUGE_W, GAUGE_H], [0, GAUGE_H]], np.float32)
 _OPEN = np.ones((5, 5), np.uint8)
@@ -130,7 +131,7 @@ class HeightGauge:
     the unit. Only the set-up cards are gauged: the tracker weighs heights when it decides
     the placement, and a bare view per cell costs a warp whenever the cell is read."""
 
-    def __init__(self, cells: tuple[str, ...] = SETUP_CELLS) -> None:
+    def __init__(self, cells: tuple[str, ...] = tuple(SETUP_CELLS)) -> None:
         self.cells = cells
         self._bare: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # cell -> (view, camera H)
         self._height: dict[str, float] = {}  # cell -> the unit's height since its bare view

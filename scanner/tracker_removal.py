@@ -10,7 +10,7 @@ from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
 from engines.royal_battles.units import UNIT_KINDS
 
 from .observations import LEAN, UNREAD, may_be_same
-from .open_questions import CardQuestion, PlacementQuestion
+from .open_questions import CardQuestion, PlacementQuestion, Snapshot
 from .table_events import FILLER_VERBS, TableEvent, lays_on, unseen_step
 from .tracker_settings import GONE_UNSURE, MOVED_ON_FRAMES, TOGETHER
 
@@ -141,14 +141,22 @@ class UnitRemoval:
                for old, new in [diff.get(f"{CELL_NAMES[n]}.unit", (None, None))]):
             return False
         self._taken_off = None
-        since = self.journal[before.entry:]
-        if since[:1] != [f"correct remove {cell}"] or not any(e is event for e in self.events) \
-                or any(a.split()[1] not in FILLER_VERBS + ("draw",) for a in since[1:]):
+        if not self._nothing_since(event, before, cell):
             return False  # the game went on since: the unit back is another story
+        self._undo_removal(event, before)
+        return True
+
+    def _nothing_since(self, event: TableEvent, before: Snapshot, cell: str) -> bool:
+        """Has the game done nothing since the removal `event` (taken off `cell`, the engine
+        `before` it) but what the camera can't see?"""
+        since = self.journal[before.entry:]
+        return since[:1] == [f"correct remove {cell}"] and any(e is event for e in self.events) \
+            and all(a.split()[1] in FILLER_VERBS + ("draw",) for a in since[1:])
+
+    def _undo_removal(self, event: TableEvent, before: Snapshot) -> None:
         self._back_to(before)
         self.events = [e for e in self.events if e is not event]
         self._removals = [r for r in self._removals if r[0] is not event]
-        return True
 
     def _taken_off_moved_on(self, diff: dict, seen: dict, frame: int) -> bool:
         """A unit taken off with no attack entered for it, its side the next to move, and a
@@ -166,37 +174,40 @@ class UnitRemoval:
         if not self._moves_next(side):
             return False
         gone = self._gone_since.get(cell)
-        if (cell, gone) in self._moved_on:
+        if gone is None or (cell, gone) in self._moved_on:
             return False  # undone once, and taken off again: the rules' word stands
-        news = [n for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)])
-                if f"{n}.card" in diff and diff[f"{n}.card"][1] is not None
-                and (seen.get(f"{n}.unit") is None or str(seen.get(f"{n}.unit")).startswith(side))
-                and parse_cell(n) not in self.state.units
-                and gone is not None and abs(self._card_since.get(f"{n}.card", -10**9) - gone)
-                <= MOVED_ON_FRAMES
-                and frame - self._card_since.get(f"{n}.card", frame) >= MOVED_ON_FRAMES]
-        # (a card is laid before its unit moves onto it: another unit of that side seen gone
-        # next to the card made that move)
-        news = [n for n in news if not any(
-            c != parse_cell(cell) and (u := self.state.units.get(c)) is not None
-            and u.side.value == side and not str(seen.get(f"{CELL_NAMES[c]}.unit")).startswith(side)
-            for c in NEIGHBOURS[parse_cell(n)])]
-        if not news:
+        if not any(self._moved_onto(n, cell, side, gone, diff, seen, frame)
+                   for n in (CELL_NAMES[c] for c in NEIGHBOURS[parse_cell(cell)])):
             return False
-        since = self.journal[before.entry:]
-        if since[:1] != [f"correct remove {cell}"] or not any(e is event for e in self.events) \
-                or any(a.split()[1] not in FILLER_VERBS + ("draw",) for a in since[1:]):
+        if not self._nothing_since(event, before, cell):
             return False
         self._taken_off = None
         self._moved_on.add((cell, gone))
-        self._back_to(before)
-        self.events = [e for e in self.events if e is not event]
-        self._removals = [r for r in self._removals if r[0] is not event]
+        self._undo_removal(event, before)
         # the enemy's turn closed with what can't be seen, so the move is the side's own
         while self.state.to_move.value != side and not self.state.is_chance_node() \
                 and self._finish_turn():
             pass
         return True
+
+    def _moved_onto(self, n: str, cell: str, side: str, gone: int, diff: dict, seen: dict,
+                    frame: int) -> bool:
+        """Is `n` a new card the unit gone from `cell` at frame `gone` went onto: seen within
+        MOVED_ON_FRAMES of it, lying MOVED_ON_FRAMES frames since with no unit read on it (or
+        one of `side`), and no other unit of `side` gone next to it (a card is laid before its
+        unit moves onto it: such a unit made that move)?"""
+        key = f"{n}.card"
+        laid = self._card_since.get(key)
+        unit = seen.get(f"{n}.unit")
+        if key not in diff or diff[key][1] is None or laid is None \
+                or not (unit is None or str(unit).startswith(side)) \
+                or parse_cell(n) in self.state.units \
+                or abs(laid - gone) > MOVED_ON_FRAMES or frame - laid < MOVED_ON_FRAMES:
+            return False
+        return not any(c != parse_cell(cell) and (u := self.state.units.get(c)) is not None
+                       and u.side.value == side
+                       and not str(seen.get(f"{CELL_NAMES[c]}.unit")).startswith(side)
+                       for c in NEIGHBOURS[parse_cell(n)])
 
     def _moves_next(self, side: str) -> bool:
         """Is `side` to move, or next once the enemy's turn in its attack is closed with what

@@ -867,10 +867,9 @@ def _moves_seen_in_steps(steps):
 def _gone_before_its_card_is_seen(steps, unread_frames: int = 20):
     """Frames of a game where one move, a unit's to another cell right after the enemy's
     move next door (the engine then in the enemy's attack, which could have reached it), is
-    seen as v9-s379's paper king was: the
-    unit gone from its cell for five settled frames before the card it went onto is seen,
-    and its piece never read on that card (unsure) for `unread_frames` frames. Returns the
-    frames and the move."""
+    seen as v9-s379's paper king was: the unit gone from its cell for five settled frames
+    before the card it went onto is seen, and its piece never read on that card (unsure) for
+    `unread_frames` frames. Returns the frames and the move."""
     import copy
 
     frames: list = []
