@@ -222,7 +222,7 @@ class CardChoice:
             return None, False  # the rules refuse every swap: the question keeps its card
         return 1.0 - share, False
 
-    def _joker_misread(self, cell: str, text: str) -> str | None:
+    def _joker_misread(self, cell: str, text: str, left: bool = False) -> str | None:
         """A movement card read sure that the rules refuse, where the card it covers on `cell`
         was itself taken from a read: a joker lying on the board has no colour, and a joker
         the reader took for another card (the held-out tango joker's "J" over an "o" reads as
@@ -234,15 +234,19 @@ class CardChoice:
         cover (`CardQuestion.coverable_by`: the joker, a card of the other colour) is tried,
         likeliest first, with the card laid free to make its own questions elsewhere give way
         (val-s35: black's QS, held by the question on its initiative pile, whose card was the
-        other joker). Returns the action applied and the notes for this move, or None
-        (nothing changed)."""
+        other joker). `left`: `cell` is the card the unit moved off, which the rules weigh
+        the same way (v5-s227: white's bishop left a joker read QD sure for b2 with an AD).
+        Returns the action applied and the notes for this move, or None (nothing changed)."""
         entry = self._laid_on_a_joker(cell, text)
         misread = self._engine_card(f"{cell}.card")
-        note = f"the {misread} under it was read wrong: a joker; check it"
+        where = f"the {misread} it left" if left else f"the {misread} under it"
+        note = f"{where} was read wrong: a joker; check it"
         if entry is not None:
             if not self._rewrite_card(
-                    entry, "JK", text, f"read as {misread}, but a later card laid on it could "
-                    "only lie on a joker: taken as the joker; check it"):
+                    entry, "JK", text, f"read as {misread}, but " + (
+                        "the move off it could only be made from" if left
+                        else "a later card laid on it could only lie on") +
+                    " a joker: taken as the joker; check it"):
                 return None
             self._apply(parse_action(text))
             return text, [note]
@@ -265,7 +269,7 @@ class CardChoice:
                 continue
             q.event.question = q.describe()
             what = "a joker" if alt == "JK" else alt
-            return applied, [f"the {misread} under it was read wrong: {what}; check it"] + notes
+            return applied, [f"{where} was read wrong: {what}; check it"] + notes
         return None
 
     def _last_laid_on(self, cell: str) -> int | None:

@@ -348,6 +348,8 @@ class MoveReading:
                 flags += notes
             except RulesError as exc:
                 over_joker = self._joker_misread(to, text)
+                if over_joker is None and frm != to:
+                    over_joker = self._joker_misread(frm, text, left=True)
                 if over_joker is None:
                     reasons.append(str(exc))
                     continue

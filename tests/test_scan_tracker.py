@@ -2173,6 +2173,64 @@ def test_a_card_laid_on_a_joker_read_as_a_jack_shows_the_joker_was_misread(seed)
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _joker_left_read_as_another_run(seed):
+    """A recorded game with a joker laid by a move, which the unit on it later leaves for a
+    cell next door with a card of some colour, the joker read sure as a card of that colour
+    (one its deck never turns up, and itself a legal move where the joker was laid): (steps, tracker, the joker's
+    move, the move off it, the court read)."""
+    from engines.errors import RulesError
+    from engines.royal_battles import parse_action
+    from engines.royal_battles.position import from_json
+
+    steps = record_game(seed)
+    jokers: dict[str, int] = {}  # cell -> the move that laid a joker on top there
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] != "move":
+            continue
+        frm, to = words[2].split("-")
+        if frm in jokers and frm != to and words[3] != "JK":
+            joker = jokers[frm]
+            red = words[3][-1] in "HD"
+            mine = {a.split()[-1] for a, _pos in steps if a.split()[0] == words[0]}
+            ranks = ("J", "Q", "K", "10", "9", "8", "7", "6", "5", "4", "3", "2")
+            for wrong in [r + s for r in ranks
+                          for s in (("D", "H") if red else ("C", "S")) if r + s not in mine]:
+                before = GameTracker(state=from_json(steps[joker - 1][1])).state
+                try:
+                    before.apply(parse_action(steps[joker][0].replace(" JK", f" {wrong}")))
+                except RulesError:
+                    continue
+                cell = frm
+
+                def edit(frame, cell=cell, wrong=wrong):
+                    c = frame.cells.get(cell)
+                    if c is not None and c.card is not None and c.card.card == "JK":
+                        c.card.card, c.card.candidates = wrong, [(wrong, 0.9999)]
+
+                return steps, _track(steps, seed, edit), steps[joker][0], action, wrong
+        jokers.pop(to, None)
+        if words[3] == "JK":
+            jokers[to] = i
+    raise AssertionError("no joker left for a cell next door")
+
+
+@pytest.mark.parametrize("seed", [7, 12, 21])
+def test_a_move_off_a_joker_read_as_another_card_shows_the_joker_was_misread(seed):
+    # v5-s227: white's bishop stood on a joker read QD sure and left it for b2 with an AD; a
+    # red card can't be laid from a red standing card, so the move was refused and the
+    # table re-read, where the joker, with no colour, explains it
+    steps, tracker, joker_move, left, wrong = _joker_left_read_as_another_run(seed)
+    texts = [e.text for e in tracker.events]
+    assert joker_move in texts and left in texts, tracker.holding
+    assert any(f"read as {wrong}, but the move off it" in f
+               for f in tracker.events[texts.index(joker_move)].flags)
+    assert any(f"the {wrong} it left was read wrong" in f
+               for f in tracker.events[texts.index(left)].flags)
+    assert texts == truth_events(steps), tracker.holding  # and the whole game
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
 @pytest.mark.parametrize("seed", [12, 38, 51])
 def test_a_card_laid_over_a_joker_the_game_went_on_without_is_seen_laid(seed):
     # val-s35: a joker laid read as a jack at 78 % (the joker 21 %): the game went on with the
