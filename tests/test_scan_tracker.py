@@ -2176,8 +2176,8 @@ def test_a_card_laid_on_a_joker_read_as_a_jack_shows_the_joker_was_misread(seed)
 def _joker_left_read_as_another_run(seed):
     """A recorded game with a joker laid by a move, which the unit on it later leaves for a
     cell next door with a card of some colour, the joker read sure as a card of that colour
-    (one its deck never turns up, and itself a legal move where the joker was laid): (steps, tracker, the joker's
-    move, the move off it, the court read)."""
+    (one its deck never turns up, and itself a legal move where the joker was laid):
+    (steps, tracker, the joker's move, the move off it, the card read)."""
     from engines.errors import RulesError
     from engines.royal_battles import parse_action
     from engines.royal_battles.position import from_json
