@@ -32,7 +32,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "'bench' renders a 1280x720 game and scans it with its truth; "
                         "'fixtures' scans every committed fixture video against its truth; "
                         "'validation' films (once) and scans the games tracker changes are "
-                        "tuned on; 'validation2' to 'validation11' ten more sets of six such "
+                        "tuned on; 'validation2' to 'validation12' eleven more sets of six such "
                         "games; 'recorded' (with --replay) every game whose readings were "
                         "recorded, set by set")
     parser.add_argument("--profile", help="calibration profile JSON (default: register from the "
@@ -222,7 +222,7 @@ def validation(args: argparse.Namespace, scan=_scan_fixture, number: int = 1) ->
     """The tracker's validation games (`models.renderer.fixtures.VALIDATION_GAMES`: the card
     readers' validation decks), filmed once into the cache at the fixtures' size, scanned as
     `fixtures` are: what tracker changes are chosen by, so the held-out fixtures stay a test.
-    `number`: which set of six (`VALIDATION_SETS`: 1 to 11)."""
+    `number`: which set of six (`VALIDATION_SETS`: 1 to 12)."""
     from models.renderer.assets import cache_dir
     from models.renderer.fixtures import MAX_ROUNDS, VALIDATION_SETS
 

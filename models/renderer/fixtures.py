@@ -138,7 +138,17 @@ VALIDATION_GAMES_11 = {
     "v11-s443-nicu-dreamchess": (443, 44343, "kde-nicu-white", "dreamchess"),
     "v11-s449-berlin-tokens": (449, 44949, "gnome-berlin", "paper-token"),
 }
-# `royal-table scan validation[2-11]`: each set and the cache folder it is filmed into
+# filmed in session 40 after its two tracker changes (made from v5-s227; set 11 replays
+# unchanged with both), to measure the chain on games no choice has looked at
+VALIDATION_GAMES_12 = {
+    "v12-s457-nicu-brutalchess": (457, 45757, "kde-nicu-white", "brutalchess"),
+    "v12-s461-berlin-dreamchess": (461, 46161, "gnome-berlin", "dreamchess"),
+    "v12-s463-orell-tokens": (463, 46363, "gnome-orell", "paper-token"),
+    "v12-s467-nicu-tokens": (467, 46767, "kde-nicu-white", "paper-token"),
+    "v12-s479-orell-brutalchess": (479, 47979, "gnome-orell", "brutalchess"),
+    "v12-s487-berlin-tokens": (487, 48787, "gnome-berlin", "paper-token"),
+}
+# `royal-table scan validation[2-12]`: each set and the cache folder it is filmed into
 VALIDATION_SETS = {
     1: (VALIDATION_GAMES, "scan-validation"),
     2: (VALIDATION_GAMES_2, "scan-validation-2"),
@@ -151,6 +161,7 @@ VALIDATION_SETS = {
     9: (VALIDATION_GAMES_9, "scan-validation-9"),
     10: (VALIDATION_GAMES_10, "scan-validation-10"),
     11: (VALIDATION_GAMES_11, "scan-validation-11"),
+    12: (VALIDATION_GAMES_12, "scan-validation-12"),
 }
 STILL_SEEDS = list(range(5000, 5060))
 MAX_ROUNDS = 20
