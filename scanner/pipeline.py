@@ -38,6 +38,11 @@ PILE_SECOND_LOOK_SURE = 0.999
 # than this (rim steps): on training-design stills true landscape cards led by 43.6 (median),
 # 93 % of them by more than 4; portrait ones taken landscape (48 of 942) by at most 16
 PORTRAIT_TOO_WITHIN = 30.0
+# a zone with no card found where this share of its patch is glare-white (whiteness >= GLARE)
+# is read unsure, not empty: a white card in a glare spot has no rim to find (v7-s281: a lamp's
+# spot over c3-d4 read 4 laid cards empty for 235 settled frames each; in cardless zones
+# elsewhere, 80 frames of the validation games, the share is at most 0.37)
+GLARE, BLOWN_OUT = 240, 0.5
 # a card left unsure is read again through this unsharp mask (amount, sigma px), and that
 # look answers only this sure (`TableScanner._sharper_look`)
 SHARPER_LOOK: tuple[float, float] | None = (1.5, 1.5)
@@ -128,6 +133,7 @@ class TableScanner:
         # warpPerspective calls cost more in overhead than in pixels)
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
+        self.blown_out: set[str] = set()  # zones of the last frame too glare-white to read
         # those quads' rectification maps for the reader, kept for the most recent ones
         self._rect_maps = KeptMaps(rectify_maps, RECTIFY_MAPS)  # quads come in portrait order
         # each initiative zone's own card outline, portrait by its true sides on the table
@@ -180,8 +186,13 @@ class TableScanner:
         top = score[np.arange(len(keys)), best]
         out: dict[str, tuple[np.ndarray | None, float]] = {}
         found = np.flatnonzero(top >= MIN_STEP)
+        blown = (g >= GLARE).mean(axis=1) >= BLOWN_OUT
         for i, key in enumerate(keys):
             out[key] = (None, float(top[i]))
+            if blown[i]:
+                self.blown_out.add(key)
+            else:
+                self.blown_out.discard(key)
         if not len(found):
             return out
         # a finer look around each best rectangle: the index crops need the corners close
@@ -298,8 +309,9 @@ class TableScanner:
             if zones is not None and cell not in zones:
                 continue
             r = by_key.get(cell)
-            if r is None:
-                reading.cells[cell] = CellReading(cell=cell, empty=True)
+            if r is None:  # empty, unless glare hides what lies there
+                reading.cells[cell] = CellReading(
+                    cell=cell, empty=None if cell in self.blown_out else True)
                 continue
             reading.cells[cell] = CellReading(cell=cell, empty=False, card=r)
         for side in self.profile.initiative:

@@ -145,6 +145,30 @@ def test_odd_images_never_raise(reader, kind):
     assert isinstance(json.dumps(reading.to_json()), str)
 
 
+@pytest.mark.parametrize("share,empty", [(1.0, None), (0.3, True)])
+def test_a_cardless_zone_in_glare_is_unsure_not_empty(reader, share, empty):
+    """A glare spot as white as a card hides whether one lies there (v7-s281: four laid cards
+    read empty for hundreds of frames): a zone whose patch is mostly glare-white reads unsure;
+    a little glare leaves an empty cell empty."""
+    from calibration.geometry import apply_h
+    from engines.royal_battles import CELL_NAMES
+
+    img, truth = load("still-0")
+    scanner = TableScanner(truth_profile(truth), reader)
+    empties = [c for c in CELL_NAMES if truth["cells"][c]["card"] is None
+               and scanner.scan(img).cells[c].empty]
+    cell = empties[0]
+    pw, ph, _ = scanner._geom
+    w = pw * share  # the glare covers this share of the zone's patch, from its left
+    corners = apply_h(scanner._patches[cell], np.array([[0, 0], [w, 0], [w, ph], [0, ph]], float))
+    glared = img.copy()
+    cv2.fillConvexPoly(glared, np.round(corners).astype(np.int32), (255, 255, 255))
+    reading = scanner.scan(glared)
+    assert reading.cells[cell].empty is empty
+    assert reading.cells[cell].unsure is (empty is None)
+    assert all(reading.cells[c].empty for c in empties[1:])  # the glare is on one cell
+
+
 def test_scanner_rejects_wrong_sized_and_missing_frames(reader):
     _, truth = load("still-0")
     scanner = TableScanner(truth_profile(truth), reader)
