@@ -133,7 +133,8 @@ class TableScanner:
         # warpPerspective calls cost more in overhead than in pixels)
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
-        self.blown_out: set[str] = set()  # zones of the last frame too glare-white to read
+        self.blown_out: set[str] = set()  # zones, as last looked at, too glare-white to read
+        self.glared: set[str] = set()  # cells, as last read, left unsure for that
         # those quads' rectification maps for the reader, kept for the most recent ones
         self._rect_maps = KeptMaps(rectify_maps, RECTIFY_MAPS)  # quads come in portrait order
         # each initiative zone's own card outline, portrait by its true sides on the table
@@ -309,11 +310,15 @@ class TableScanner:
             if zones is not None and cell not in zones:
                 continue
             r = by_key.get(cell)
+            glared = r is None and cell in self.blown_out
+            (self.glared.add if glared else self.glared.discard)(cell)
             if r is None:  # empty, unless glare hides what lies there
-                reading.cells[cell] = CellReading(
-                    cell=cell, empty=None if cell in self.blown_out else True)
+                reading.cells[cell] = CellReading(cell=cell, empty=None if glared else True)
                 continue
             reading.cells[cell] = CellReading(cell=cell, empty=False, card=r)
+        if self.glared and not reading.message:  # what the players can do about it
+            reading.message = f"glare over {', '.join(sorted(self.glared))}: the camera can't " \
+                "tell whether cards lie there (move the light or the camera)"
         for side in self.profile.initiative:
             r = by_key.get("init/" + side)
             if r is not None:

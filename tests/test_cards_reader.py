@@ -166,6 +166,7 @@ def test_a_cardless_zone_in_glare_is_unsure_not_empty(reader, share, empty):
     reading = scanner.scan(glared)
     assert reading.cells[cell].empty is empty
     assert reading.cells[cell].unsure is (empty is None)
+    assert (f"glare over {cell}:" in reading.message) is (empty is None)
     assert all(reading.cells[c].empty for c in empties[1:])  # the glare is on one cell
 
 
