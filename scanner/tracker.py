@@ -393,6 +393,13 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
                 self.holding = None
                 return
             if self.state.is_terminal():
+                # a removal that ended the game may still be undone: the unit lifted back,
+                # or moved on (v9-s379: white's last unit, a paper pawn, seen gone from e3
+                # before it was seen on the 3C it moved onto, ended the game 12 events early)
+                if self._taken_off is not None and (
+                        self._lifted_back(diff)
+                        or self._taken_off_moved_on(diff, self.believed(), frame)):
+                    continue
                 self.holding = "the game is over but the table still changes"
                 return
             try:

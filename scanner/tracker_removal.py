@@ -5,7 +5,7 @@ lifted and put back.
 
 from __future__ import annotations
 
-from engines.royal_battles import CELL_NAMES, Phase, Side, parse_action
+from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, parse_action
 from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
 from engines.royal_battles.units import UNIT_KINDS
 
@@ -171,7 +171,8 @@ class UnitRemoval:
         if self._taken_off is None:
             return False
         event, before, cell, side = self._taken_off
-        if not self._moves_next(side):
+        # (where the removal ended the game, whose turn it was before it says)
+        if not self._moves_next(side, before.state if self.state.is_terminal() else None):
             return False
         gone = self._gone_since.get(cell)
         if gone is None or (cell, gone) in self._moved_on:
@@ -209,10 +210,11 @@ class UnitRemoval:
                        and not str(seen.get(f"{CELL_NAMES[c]}.unit")).startswith(side)
                        for c in NEIGHBOURS[parse_cell(n)])
 
-    def _moves_next(self, side: str) -> bool:
-        """Is `side` to move, or next once the enemy's turn in its attack is closed with what
-        can't be seen (no draw of a new round's initiative between)?"""
-        state = self.state
+    def _moves_next(self, side: str, state: GameState | None = None) -> bool:
+        """Is `side` to move in `state` (the engine's now), or next once the enemy's turn in
+        its attack is closed with what can't be seen (no draw of a new round's initiative
+        between)?"""
+        state = state if state is not None else self.state
         if state.to_move.value == side:
             return True
         if state.phase not in (Phase.ATTACK, Phase.POST_TURN):

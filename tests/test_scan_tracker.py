@@ -864,12 +864,13 @@ def _moves_seen_in_steps(steps):
     return frames
 
 
-def _gone_before_its_card_is_seen(steps, unread_frames: int = 20):
+def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: bool = False):
     """Frames of a game where one move, a unit's to another cell right after the enemy's
     move next door (the engine then in the enemy's attack, which could have reached it), is
     seen as v9-s379's paper king was: the unit gone from its cell for five settled frames
     before the card it went onto is seen, and its piece never read on that card (unsure) for
-    `unread_frames` frames. Returns the frames and the move."""
+    `unread_frames` frames. `last_unit`: only a move of its side's last unit. Returns the
+    frames and the move."""
     import copy
 
     frames: list = []
@@ -891,9 +892,12 @@ def _gone_before_its_card_is_seen(steps, unread_frames: int = 20):
             last = pos
             continue
         frm, to = words[2].split("-") if words[1] == "move" else (None, None)
+        alone = sum(1 for v in last["board"].values()
+                    if (v.get("unit") or {}).get("side") == words[0]) == 1
         if chosen is None and frm is not None and frm != to and previous is not None \
                 and previous.split()[1] == "move" and previous.split()[0] != words[0] \
-                and parse_cell(previous.split()[2][-2:]) in NEIGHBOURS[parse_cell(frm)]:
+                and parse_cell(previous.split()[2][-2:]) in NEIGHBOURS[parse_cell(frm)] \
+                and (alone or not last_unit):
             chosen = action
             gone = copy.deepcopy(last)
             gone["board"][frm] = {"cards": last["board"][frm]["cards"]}
@@ -2968,6 +2972,21 @@ def _move_over_a_card(steps):
                 return i, to, words[3], under[-1]
         prev = pos
     raise AssertionError("no move over a card")
+
+
+@pytest.mark.parametrize("seed", [1, 4, 7])
+def test_a_last_unit_taken_off_as_it_moved_on_does_not_end_the_game(seed):
+    """As above, but the unit is its side's last: taken off, it ended the game, and a game
+    over explained nothing more, so the removal was never undone (v9-s379: white's last unit,
+    a paper pawn, seen gone from e3 before the 3C it moved onto, ended the game 12 events
+    early). The removal is undone as the move, and the game goes on to its real end."""
+    steps = record_game(seed)
+    frames, move = _gone_before_its_card_is_seen(steps, last_unit=True)
+    assert move is not None
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames:
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
