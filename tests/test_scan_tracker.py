@@ -3051,10 +3051,10 @@ def test_a_card_read_surely_before_its_sides_next_initiative_answers_the_questio
     assert event.question is None and any("seen better" in f for f in event.flags)
 
 
-def _move_in_place_first_in_its_round(steps):
+def _move_in_place_first_in_its_round(steps, last_unit: bool = False):
     """A move that lays its card on the unit's own cell (no joker laid or covered), made
-    right after an initiative card or a draw (its side's turn just begun, as a rule):
-    (step, cell, card laid)."""
+    right after an initiative card or a draw (its side's turn just begun, as a rule);
+    `last_unit`: by its side's last unit. (step, cell, card laid)"""
     prev = steps[0][1]
     for i, (action, pos) in enumerate(steps):
         words = action.split()
@@ -3062,7 +3062,10 @@ def _move_in_place_first_in_its_round(steps):
                                                                              "draw"):
             a, b = words[2].split("-")
             under = prev["board"].get(a, {}).get("cards", [])
-            if a == b and words[3] != "JK" and under and under[-1] != "JK":
+            alone = sum(1 for v in prev["board"].values()
+                        if (v.get("unit") or {}).get("side") == words[0]) == 1
+            if a == b and words[3] != "JK" and under and under[-1] != "JK" \
+                    and (alone or not last_unit):
                 return i, a, words[3]
         prev = pos
     raise AssertionError("no such move")
@@ -3270,6 +3273,18 @@ def test_a_unit_lifted_while_its_card_goes_under_it_is_not_taken_off(seed):
     # unit was lifted: the removal is undone and the move in place taken.
     steps = record_game(seed)
     i, cell, laid = _move_in_place_first_in_its_round(steps)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in _with_the_unit_lifted(steps, seed, cell, laid):
+        tracker.update(frame)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 4, 5, 6])
+def test_a_last_unit_lifted_while_its_card_goes_under_it_does_not_end_the_game(seed):
+    """As above, the unit its side's last: taken off, it ended the game, and a game over
+    explained nothing more; seen back on its cell, the removal is undone all the same."""
+    steps = record_game(seed)
+    i, cell, laid = _move_in_place_first_in_its_round(steps, last_unit=True)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     for frame in _with_the_unit_lifted(steps, seed, cell, laid):
         tracker.update(frame)
