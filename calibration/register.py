@@ -27,6 +27,7 @@ from .geometry import (
     fit_homography,
     is_proper,
     orientation_sign,
+    quad_area,
     quad_centre,
 )
 from .profile import DEFAULT_INITIATIVE, Profile
@@ -247,19 +248,26 @@ def refit(H: np.ndarray, matched: dict[str, np.ndarray],
 
 
 def match_cards(H: np.ndarray, quads: list[np.ndarray], tol: float = 0.3) -> dict[str, np.ndarray]:
-    """Cards whose centres fall within `tol` cells of a cell centre, by cell."""
-    out: dict[str, np.ndarray] = {}
+    """Cards whose centres fall within `tol` cells of a cell centre, by cell: the nearest to
+    it, and none under 0.7 times the size of the median card matched (a court card's picture
+    frame split in two halves, each within `tol` of the cell, would pull the fit sideways)."""
     if not quads:
-        return out
+        return {}
     Hi = np.linalg.inv(H)
+    near: dict[str, tuple[float, np.ndarray, float]] = {}
     for q in quads:
-        b = apply_h(Hi, quad_centre(q)[None])[0]
-        cell = cell_at(*b)
+        b = apply_h(Hi, q)
+        centre = apply_h(Hi, quad_centre(q)[None])[0]
+        cell = cell_at(*centre)
         if cell is None:
             continue
-        if np.hypot(*(b - cell_xy(cell))) <= tol and cell not in out:
-            out[cell] = q
-    return out
+        d = float(np.hypot(*(centre - cell_xy(cell))))
+        if d <= tol and (cell not in near or d < near[cell][0]):
+            near[cell] = (d, q, float(quad_area(b)))
+    if not near:
+        return {}
+    typical = float(np.median([a for _, _, a in near.values()]))
+    return {cell: q for cell, (_, q, a) in near.items() if a >= 0.7 * typical}
 
 
 def _toward_edge(H: np.ndarray, edge: str, size: tuple[int, int]) -> float:

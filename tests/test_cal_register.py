@@ -253,3 +253,35 @@ def test_checked_cloth_squares_are_not_taken_for_set_up_cards():
         pitch = np.linalg.norm(np.diff(truth.board_to_image(np.array([[3, 2], [4, 2]])), axis=0))
         assert np.linalg.norm(prof.board_to_image(pts) - truth.board_to_image(pts),
                               axis=1).max() < 0.15 * pitch
+
+
+def _halves(cam, centre_cm):
+    """A card found as two rectangles, its left and right halves (a court card's picture
+    frame split down the middle, as the finder sometimes sees it)."""
+    full = card_corners(centre_cm[0], centre_cm[1], 0.0)
+    mid_top, mid_bottom = (full[0] + full[1]) / 2, (full[3] + full[2]) / 2
+    left = np.array([full[0], mid_top, mid_bottom, full[3]])
+    right = np.array([mid_top, full[1], full[2], mid_bottom])
+    return [cam.project_ideal(h).astype(np.float32) for h in (left, right)]
+
+
+def test_a_card_found_in_two_halves_does_not_pull_the_board():
+    """Three set-up cards each found as two half rectangles (the bench's held-out still 19: a5,
+    c5 and a1, its worst cell 0.23 pitch off): the halves, each within a third of a cell of
+    the card's centre, are neither of them the card, and the board fits the other cards."""
+    rng = np.random.default_rng(21)
+    done = 0
+    while done < 6:
+        cam = pose(rng)
+        if not visible(cam):
+            continue
+        split = ("a5", "c5", "a1")
+        quads = setup_quads(cam, rng, jitter=False, skip=split)
+        for cell in split:
+            quads += _halves(cam, to_cm(cell_xy(cell)))
+        try:
+            prof = register_from_cards(quads, (1280, 720))
+        except RegistrationError:
+            continue  # the halves may hide the set-up's rows: then it says so
+        assert cell_error(prof, cam) < 0.05, done
+        done += 1
