@@ -164,16 +164,19 @@ def _board_targets(H: np.ndarray, centres: np.ndarray) -> tuple[list[int], np.nd
     return cards, places[list(taken)]
 
 
-def _likeliest_board(fits: list[tuple[float, np.ndarray, list[int]]], centres: np.ndarray
-                     ) -> tuple[float, np.ndarray, list[int]]:
+def _likeliest_board(fits: list[tuple[float, np.ndarray, list[int]]], centres: np.ndarray,
+                     quads: list[np.ndarray] | None = None) -> tuple[float, np.ndarray, list[int]]:
     """Of the fits of two home ranks, the board: the one under which the most cards lie on
     set-up cells and initiative zones, then the one that fits all of those best. Why not the
     rows' residual alone: a rank's c, e, g cards and the initiative card beside g are four
     collinear cards at nearly the set-up's cross-ratio (2, 4, 6, 7.3: 1.25 against 4/3), and a
     rank with a card missing fits three files either way along it; a fit two files off then
     leaves cards unexplained, or fits them worse. Where two different boards explain the
-    cards equally well, the set-up is ambiguous and RegistrationError says so (a wrong board
-    would misplace every card of the game)."""
+    cards' centres equally well, the cards' own outlines (`quads`) may still tell: on the
+    board they lie as rectangles of one size, and a board two files off along one rank must
+    shear them (`_shape_residual`); the one that fits them at most half as far off is taken.
+    Else the set-up is ambiguous and RegistrationError says so (a wrong board would misplace
+    every card of the game)."""
     scored = []
     for fit in fits:
         cards, places = _board_targets(fit[1], centres)
@@ -190,18 +193,40 @@ def _likeliest_board(fits: list[tuple[float, np.ndarray, list[int]]], centres: n
     n_best, res_best, best = scored[0]
     lattice = np.array([cell_xy(c) for c in CELLS])
     at = apply_h(best[1], lattice)
-    twin = apply_h(best[1], [6.0, 4.0] - lattice)
     pitch = float(np.linalg.norm(at[1] - at[0]))  # a1 -> b1
+
+    def same_board(H: np.ndarray, at: np.ndarray, twin: np.ndarray) -> bool:
+        other = apply_h(H, lattice)
+        return min(np.abs(other - at).max(), np.abs(other - twin).max()) <= 0.5 * pitch
+
+    rivals = [best]
     for n, res, fit in scored[1:]:
         if n < n_best or res > 1.5 * res_best + 0.01:
             break
-        other = apply_h(fit[1], lattice)
-        if min(np.abs(other - at).max(), np.abs(other - twin).max()) > 0.5 * pitch:
-            raise RegistrationError(
-                f"the {len(centres)} cards seen fit two different boards equally well (is a "
-                "set-up card hidden or out of view?): show all 8 set-up cards, or click the "
-                "4 board corners")
-    return best
+        if not any(same_board(fit[1], apply_h(r[1], lattice),
+                              apply_h(r[1], [6.0, 4.0] - lattice)) for r in rivals):
+            rivals.append(fit)
+    if len(rivals) == 1:
+        return best
+    if quads is not None:
+        shapes = sorted((_shape_residual(r[1], quads), i) for i, r in enumerate(rivals))
+        if shapes[0][0] <= 0.5 * shapes[1][0]:
+            return rivals[shapes[0][1]]
+    raise RegistrationError(
+        f"the {len(centres)} cards seen fit two different boards equally well (is a set-up "
+        "card hidden or out of view?): show all 8 set-up cards, or click the 4 board corners")
+
+
+def _shape_residual(H: np.ndarray, quads: list[np.ndarray]) -> float:
+    """How far the cards' outlines are from rectangles of one size on the cells they lie on
+    under board `H`, refitted to them: RMS over centres and corners, in file pitches."""
+    matched = match_cards(H, quads)
+    if len(matched) < 5:
+        return float("inf")
+    H2, res = refit(H, matched, _card_size(H, list(matched.values())))
+    pitch = float(np.linalg.norm(apply_h(H2, np.array([[4.0, 2.0]]))
+                                 - apply_h(H2, np.array([[3.0, 2.0]]))))
+    return res / max(pitch, 1e-6)
 
 
 def _card_size(H: np.ndarray, quads: list[np.ndarray]) -> tuple[float, float]:
@@ -328,7 +353,7 @@ def register_from_cards(quads: list[np.ndarray], image_size: tuple[int, int],
         raise RegistrationError(
             f"saw {len(quads)} card(s) but no two rows of 4 set-up cards (files a, c, e, g "
             f"on ranks 1 and 5); found {len(rows)} candidate row(s)")
-    best = _likeliest_board(fits, centres)
+    best = _likeliest_board(fits, centres, quads)
     _, H, used = best
     # the 180° twin fits equally well: (f, r) -> (6 - f, 4 - r)
     flip = np.array([[-1.0, 0, 6], [0, -1.0, 4], [0, 0, 1]])
