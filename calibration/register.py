@@ -33,6 +33,7 @@ from .geometry import (
 from .profile import DEFAULT_INITIATIVE, Profile
 
 SETUP_CROSS_RATIO = 4.0 / 3.0
+WHOLE_CARD = 0.7  # of the median card's size: a smaller rectangle on a cell is part of a card
 # a registered board's cards, refitted as rectangles of one size on their cells, at most this
 # far off (RMS over centres and corners, in file pitches): on 180 held-out set-up stills the
 # right boards were 0.016-0.12 off, the two wrong ones 0.18 and (4 cards on cells) unfittable
@@ -224,7 +225,7 @@ def _likeliest_board(fits: list[tuple[float, np.ndarray, list[int]]], centres: n
 def _shape_residual(H: np.ndarray, quads: list[np.ndarray]) -> float:
     """How far the cards' outlines are from rectangles of one size on the cells they lie on
     under board `H`, refitted to them: RMS over centres and corners, in file pitches."""
-    matched = match_cards(H, quads)
+    matched = match_cards(H, quads, whole=WHOLE_CARD)
     if len(matched) < 5:
         return float("inf")
     H2, res = refit(H, matched, _card_size(H, list(matched.values())))
@@ -276,10 +277,12 @@ def refit(H: np.ndarray, matched: dict[str, np.ndarray],
     return H2, float(np.sqrt((r ** 2).mean()))
 
 
-def match_cards(H: np.ndarray, quads: list[np.ndarray], tol: float = 0.3) -> dict[str, np.ndarray]:
+def match_cards(H: np.ndarray, quads: list[np.ndarray], tol: float = 0.3,
+                whole: float = 0.0) -> dict[str, np.ndarray]:
     """Cards whose centres fall within `tol` cells of a cell centre, by cell: the nearest to
-    it, and none under 0.7 times the size of the median card matched (a court card's picture
-    frame split in two halves, each within `tol` of the cell, would pull the fit sideways)."""
+    it, and none under `whole` times the size of the median card matched (registration asks
+    WHOLE_CARD: a court card's picture frame split in two halves, each within `tol` of the
+    cell, would pull the fit sideways)."""
     if not quads:
         return {}
     Hi = np.linalg.inv(H)
@@ -296,7 +299,7 @@ def match_cards(H: np.ndarray, quads: list[np.ndarray], tol: float = 0.3) -> dic
     if not near:
         return {}
     typical = float(np.median([a for _, _, a in near.values()]))
-    return {cell: q for cell, (_, q, a) in near.items() if a >= 0.7 * typical}
+    return {cell: q for cell, (_, q, a) in near.items() if a >= whole * typical}
 
 
 def _toward_edge(H: np.ndarray, edge: str, size: tuple[int, int]) -> float:
@@ -372,14 +375,14 @@ def register_from_cards(quads: list[np.ndarray], image_size: tuple[int, int],
             raise ValueError(f"white_edge must be auto or one of {', '.join(WHITE_EDGES)}")
         if _toward_edge(twin, white_edge, image_size) > _toward_edge(H, white_edge, image_size):
             H = twin
-    matched = match_cards(H, quads)
+    matched = match_cards(H, quads, whole=WHOLE_CARD)
     size = _card_size(H, list(matched.values()))
     H, res = refit(H, matched, size)
     size = _card_size(H, list(matched.values()))
     # the last word: the cards must lie on the board's cells as rectangles of one size
     off = _shape_residual(H, quads)
     if off > MAX_SHAPE_RESIDUAL:
-        on_cells = len(match_cards(H, quads))
+        on_cells = len(match_cards(H, quads, whole=WHOLE_CARD))
         raise RegistrationError(
             f"the {len(quads)} cards seen do not lie on one board's cells as cards of one size "
             f"({on_cells} on cells" + (f", {off:.2f} of a cell off" if on_cells >= 5 else "")
