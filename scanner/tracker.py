@@ -396,9 +396,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
                 # a removal that ended the game may still be undone: the unit lifted back,
                 # or moved on (v9-s379: white's last unit, a paper pawn, seen gone from e3
                 # before it was seen on the 3C it moved onto, ended the game 12 events early)
-                if self._taken_off is not None and (
-                        self._lifted_back(diff)
-                        or self._taken_off_moved_on(diff, self.believed(), frame)):
+                if self._removal_undone(diff, self.believed(), frame):
                     continue
                 self.holding = "the game is over but the table still changes"
                 return
@@ -548,7 +546,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen
             return True
 
-        if self._lifted_back(diff) or self._taken_off_moved_on(diff, seen, frame):
+        if self._removal_undone(diff, seen, frame):
             return True
         if self._seen_before_its_turn(diff, seen):
             return True

@@ -146,6 +146,12 @@ class UnitRemoval:
         self._undo_removal(event, before)
         return True
 
+    def _removal_undone(self, diff: dict, seen: dict, frame: int) -> bool:
+        """The last removal with no attack entered undone: its unit lifted back, or moved on
+        (`_lifted_back`, `_taken_off_moved_on`). True where it was."""
+        return self._taken_off is not None and (
+            self._lifted_back(diff) or self._taken_off_moved_on(diff, seen, frame))
+
     def _nothing_since(self, event: TableEvent, before: Snapshot, cell: str) -> bool:
         """Has the game done nothing since the removal `event` (taken off `cell`, the engine
         `before` it) but what the camera can't see?"""
