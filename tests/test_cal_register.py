@@ -75,13 +75,19 @@ def visible(cam) -> bool:
                 and (t[:, 1] < 720).all())
 
 
+def visible_pose(rng: np.random.Generator):
+    """The next random camera that sees the whole board."""
+    cam = pose(rng)
+    while not visible(cam):
+        cam = pose(rng)
+    return cam
+
+
 def test_registration_from_setup_cards_at_many_poses():
     rng = np.random.default_rng(11)
     done = 0
     while done < 40:
-        cam = pose(rng)
-        if not visible(cam):
-            continue
+        cam = visible_pose(rng)
         prof = register_from_cards(setup_quads(cam, rng), (1280, 720))
         # with the initiative cards in view the board's 180° symmetry is resolved
         assert cell_error(prof, cam) < 0.1, done
@@ -94,9 +100,7 @@ def test_registration_from_setup_cards_at_many_poses():
 def test_registration_tolerates_one_missing_setup_card():
     rng = np.random.default_rng(12)
     for k in range(8):
-        cam = pose(rng)
-        while not visible(cam):
-            cam = pose(rng)
+        cam = visible_pose(rng)
         prof = register_from_cards(setup_quads(cam, rng, skip=(SETUP_CELLS[k],)), (1280, 720))
         assert cell_error(prof, cam) < 0.15
 
@@ -212,9 +216,7 @@ def test_a_rank_missing_two_cards_never_registers_a_wrong_board(skip):
     board must not be registered shifted along the ranks (session 11's code: 18 of these 36)."""
     rng = np.random.default_rng(21)
     for _ in range(12):
-        cam = pose(rng)
-        while not visible(cam):
-            cam = pose(rng)
+        cam = visible_pose(rng)
         try:
             prof = register_from_cards(setup_quads(cam, rng, skip=skip), (1280, 720))
         except RegistrationError:
@@ -272,9 +274,7 @@ def test_a_card_found_in_two_halves_does_not_pull_the_board():
     rng = np.random.default_rng(21)
     done = 0
     while done < 6:
-        cam = pose(rng)
-        if not visible(cam):
-            continue
+        cam = visible_pose(rng)
         split = ("a5", "c5", "a1")
         quads = setup_quads(cam, rng, jitter=False, skip=split)
         for cell in split:
@@ -294,9 +294,7 @@ def test_a_rank_missing_its_end_card_is_placed_by_the_cards_shapes():
     rng = np.random.default_rng(31)
     done = 0
     while done < 6:
-        cam = pose(rng)
-        if not visible(cam):
-            continue
+        cam = visible_pose(rng)
         quads = setup_quads(cam, rng, initiative=False, skip=("g1",))
         quads.append(card_quad(cam, INIT_CM["black"]))
         prof = register_from_cards(quads, (1280, 720))
