@@ -66,6 +66,14 @@ def _finish(profile, image, args) -> int:
     print(f"wrote {args.out}: method {profile.method}, fit residual {profile.residual_px:.2f} px, "
           f"card {profile.card_size[0]:.3f} x {profile.card_size[1]:.3f} cells, pitch ratio "
           f"{profile.pitch_ratio:.3f}, board {100 * profile.board_in_frame():.0f}% in frame")
+    from .profile import zone_name
+
+    cut = [zone_name(z) for z in profile.out_of_view()]
+    if cut:  # the profile is kept: a camera moved a little is still better than none
+        print(f"warning: {', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly out of "
+              "the frame: the scanner reads what lies there as unsure (turn or raise the camera "
+              "until the "
+              "whole board and both initiative piles are in view)", file=sys.stderr)
     return 0
 
 

@@ -29,6 +29,11 @@ PROFILE_VERSION = 1
 DEFAULT_INITIATIVE = {"white": (7.3, 0.0), "black": (7.3, 4.0)}
 
 
+def zone_name(zone: str) -> str:
+    """A zone key as players say it: a cell's name, or "white's initiative pile"."""
+    return f"{zone.split('/')[1]}'s initiative pile" if zone.startswith("init/") else zone
+
+
 class ProfileError(ValueError):
     """A profile file that is missing, unreadable or malformed."""
 
@@ -86,6 +91,21 @@ class Profile:
         """Rough size of one cell in pixels (the mean file pitch), for scale-aware thresholds."""
         c = self.board_to_image(np.array([[3.0, 2.0], [4.0, 2.0]]))
         return float(np.linalg.norm(c[1] - c[0]))
+
+    def out_of_view(self) -> list[str]:
+        """Zones (cells, and `init/<side>` for the initiative piles) where a card laid squarely,
+        portrait or landscape, would not lie wholly inside the frame: the camera cannot tell
+        whether a card lies there when it finds none, nor read a piece whose cell is cut off."""
+        w, h = self.image_size
+        zones = [(c, cell_xy(c)) for c in CELLS]
+        zones += [(f"init/{side}", xy) for side, xy in self.initiative.items()]
+        out = []
+        for name, xy in zones:
+            uv = self.board_to_image(np.vstack([card_board_corners(xy, self.card_size, land)
+                                                for land in (False, True)]))
+            if not ((uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)).all():
+                out.append(name)
+        return out
 
     def board_in_frame(self) -> float:
         """Fraction of the 35 cell centres inside the image."""

@@ -133,6 +133,10 @@ class TableScanner:
         # warpPerspective calls cost more in overhead than in pixels)
         self._maps = {key: self._patch_map(key) for key in self._patches}
         self._quads: dict[tuple[str, int, int], np.ndarray] = {}  # (zone, coarse, fine) -> quad
+        # zones a card would not lie wholly in the frame on: one the finder misses there may
+        # still lie there, cut off (a card half out of view read "empty" 18 times in 71, 40
+        # held-out stills), so they read unsure when no card is found
+        self.out_of_view: set[str] = set(profile.out_of_view())
         self.blown_out: set[str] = set()  # zones, as last looked at, too glare-white to read
         self.glared: set[str] = set()  # cells, as last read, left unsure for that
         # those quads' rectification maps for the reader, kept for the most recent ones
@@ -312,13 +316,19 @@ class TableScanner:
             r = by_key.get(cell)
             glared = r is None and cell in self.blown_out
             (self.glared.add if glared else self.glared.discard)(cell)
-            if r is None:  # empty, unless glare hides what lies there
-                reading.cells[cell] = CellReading(cell=cell, empty=None if glared else True)
+            if r is None:  # empty, unless glare or the frame's edge hides what lies there
+                hidden = glared or cell in self.out_of_view
+                reading.cells[cell] = CellReading(cell=cell, empty=None if hidden else True)
                 continue
             reading.cells[cell] = CellReading(cell=cell, empty=False, card=r)
         if self.glared and not reading.message:  # what the players can do about it
             reading.message = f"glare over {', '.join(sorted(self.glared))}: the camera can't " \
                 "tell whether cards lie there (move the light or the camera)"
+        cut = sorted(c for c in self.out_of_view if c in CELLS)
+        if cut and not reading.message:
+            reading.message = f"{', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly " \
+                "out of the frame: read as unsure (turn or raise the camera until the whole " \
+                "board is in view)"
         for side in self.profile.initiative:
             r = by_key.get("init/" + side)
             if r is not None:

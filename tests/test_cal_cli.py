@@ -69,11 +69,18 @@ def test_calibrate_errors_are_one_line(tmp_path):
     assert r.returncode == 2 and "4 points" in r.stderr
 
 
-def test_calibrate_corners_and_printables(tmp_path):
+def test_calibrate_corners_and_printables(tmp_path, capsys):
     out = tmp_path / "p.json"
     assert main(["calibrate", "corners", str(FIX / "setup-0.jpg"), "--corners", "300,600",
                  "1000,600", "900,150", "400,150", "--out", str(out)]) == 0
     assert Profile.load(out).method == "corners"
+    assert "partly out of the frame" not in capsys.readouterr().err
+    # corners clicked at the frame's edge: the cells and pile beyond it are named
+    assert main(["calibrate", "corners", str(FIX / "setup-0.jpg"), "--corners", "700,600",
+                 "1330,600", "1230,150", "600,150", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: g1, g2, g3, white's initiative pile, black's ")
+    assert "partly out of the frame" in err and "a1" not in err
     assert main(["calibrate", "target", "--out", str(tmp_path / "t.png"), "--dpi", "50"]) == 0
     from calibration.intrinsics import detect_target
 

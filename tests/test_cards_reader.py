@@ -80,7 +80,8 @@ def test_reads_fixture_stills(reader, name, min_right):
         t = truth["cells"][cell]
         got = reading.cells[cell]
         if t["card"] is None:
-            assert got.empty or got.card.card is None, cell  # never a card on an empty cell
+            # never a card on an empty cell (one cut off by the frame reads unsure)
+            assert got.empty is not False or got.card.card is None, cell
             continue
         if t.get("in_frame", 0) < 1 or t.get("visible_fraction", 0) < 0.5:
             continue
@@ -168,6 +169,38 @@ def test_a_cardless_zone_in_glare_is_unsure_not_empty(reader, share, empty):
     assert reading.cells[cell].unsure is (empty is None)
     assert (f"glare over {cell}:" in reading.message) is (empty is None)
     assert all(reading.cells[c].empty for c in empties[1:])  # the glare is on one cell
+
+
+def cut_off_left(img: np.ndarray, profile, dx: int):
+    """The same still and profile with the frame's left `dx` pixels cut away."""
+    import dataclasses
+
+    shift = np.array([[1, 0, -dx], [0, 1, 0], [0, 0, 1.0]])
+    K = None if profile.K is None else profile.K - np.array([[0, 0, dx], [0, 0, 0], [0, 0, 0]])
+    return np.ascontiguousarray(img[:, dx:]), dataclasses.replace(
+        profile, H=shift @ profile.H, image_size=(img.shape[1] - dx, img.shape[0]), K=K)
+
+
+def test_a_card_cut_off_by_the_frame_is_unsure_not_empty(reader):
+    """A card half out of the frame may go unfound (40 held-out stills: 18 of 71 such cards
+    read empty): a zone a card would not lie wholly inside the frame on reads unsure when no
+    card is found there, and the reading says which cells to bring into view; a card found
+    there is still read, and the cells in view read as before."""
+    img, truth = load("still-1")  # a1's AS spans x 124-261, b1's QD 175-321
+    cut, profile = cut_off_left(img, truth_profile(truth), 190)
+    scanner = TableScanner(profile, reader)
+    assert scanner.out_of_view == {"a1", "b1", "init/white"}
+    reading = scanner.scan(cut)
+    assert reading.cells["a1"].empty is None and reading.cells["a1"].unsure
+    assert reading.cells["b1"].card.card == truth["cells"]["b1"]["card"]
+    assert reading.message.startswith("a1, b1 lie partly out of the frame: read as unsure")
+    whole = TableScanner(truth_profile(truth), reader).scan(img)
+    assert whole.message is None or "out of the frame" not in whole.message
+    for c in CELLS:
+        if c not in ("a1", "b1"):
+            assert reading.cells[c].empty == whole.cells[c].empty, c
+    scanner.out_of_view = set()  # without it the cut-off AS read as no card at all
+    assert scanner.scan(cut).cells["a1"].empty is True
 
 
 def test_scanner_rejects_wrong_sized_and_missing_frames(reader):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -475,6 +476,17 @@ def test_a_fit_that_folds_the_board_through_the_horizon_is_refused():
     folded = np.array([[-55.1, -257.1, 771.6], [20.95, -229.5, 438.7], [-0.00255, -0.5607, 1]])
     with pytest.raises(CalibrationError, match="do not fit one flat board"):
         check_fit(folded)
+
+
+def test_calibrating_from_a_frame_says_what_lies_out_of_view(tmp_path):
+    import cv2
+
+    from webui.table.calibrate import calibrate_from_frame
+
+    still = cv2.imread(str(Path(__file__).parent / "fixtures" / "cards" / "setup-0.jpg"))
+    # the frame cut through white's initiative pile (x 973-1078), beside g1 (x 859-963)
+    r = calibrate_from_frame(still[:, :1060].copy(), tmp_path / "p.json")
+    assert r["board_in_frame"] == 1.0 and r["out_of_view"] == ["white's initiative pile"]
 
 
 class _SetLearner:

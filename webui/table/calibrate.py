@@ -26,6 +26,7 @@ def calibrate_from_frame(image: np.ndarray | None, out: Path, white_edge: str = 
     if image is None:
         raise CalibrationError("no picture to calibrate from: start serve with a camera")
     try:
+        from calibration.profile import zone_name
         from calibration.register import RegistrationError, register_from_cards
         from calibration.signature import signature
         from scanner.card_presence import find_setup_cards
@@ -43,7 +44,8 @@ def calibrate_from_frame(image: np.ndarray | None, out: Path, white_edge: str = 
     profile.save(out)
     return {"profile": str(out), "method": profile.method,
             "residual_px": round(float(profile.residual_px), 2),
-            "board_in_frame": round(float(profile.board_in_frame()), 3)}
+            "board_in_frame": round(float(profile.board_in_frame()), 3),
+            "out_of_view": [zone_name(z) for z in profile.out_of_view()]}
 
 
 def check_fit(H: np.ndarray) -> None:

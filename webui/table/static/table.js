@@ -570,7 +570,9 @@ function wire() {
       const data = await api("POST", "/api/calibrate", { white_edge: "auto" });
       const r = data.result;
       $("calibrate-note").textContent = `Board found (${r.method}): fit within ${r.residual_px} px, ` +
-        `${Math.round(r.board_in_frame * 100)}% of the board in view.`;
+        `${Math.round(r.board_in_frame * 100)}% of the board in view.` +
+        (r.out_of_view && r.out_of_view.length ? ` Partly out of the frame, read as unsure: ` +
+          `${r.out_of_view.join(", ")}; turn or raise the camera until the whole board is in view.` : "");
       document.querySelector('[data-overlay="grid"]').checked = true;
       setupCamera();
     } catch (err) {
