@@ -246,6 +246,16 @@ def cell_crop(image: np.ndarray, cam: BoardCamera, cell: str,
     return warp_quad(image, crop_quad(cam, x + offset[0], y + offset[1]))
 
 
+def off_frame(cam: BoardCamera, image_shape: tuple[int, ...], cells: list[str]) -> list[str]:
+    """The cells whose centre on the table lies outside the frame: a unit there is cut off."""
+    if not cells:
+        return []
+    h, w = image_shape[:2]
+    uv = cam.project(np.array([[*cell_centre(c, cam.pitch), 0.0] for c in cells]))
+    inside = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+    return [c for c, ok in zip(cells, inside, strict=True) if not ok]
+
+
 def cell_crops(image: np.ndarray, cam: BoardCamera, cells: list[str]) -> np.ndarray:
     """Crops of the given cells, stacked (N x CROP_H x CROP_W x 3)."""
     out = np.empty((len(cells), CROP_H, CROP_W, 3), np.uint8)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .piece_crops import BoardCamera, cell_centre
+from .piece_crops import BoardCamera, cell_centre, off_frame
 
 KINDS = ("pawn", "knight", "bishop", "rook", "queen", "king")
 SIDES = ("white", "black")
@@ -243,14 +243,9 @@ class TokenReader:
                   ) -> dict[str, np.ndarray]:
         """The top view of each of `cells` whose centre lies in the frame (one with its centre
         out of view shows half a token at best)."""
-        h, w = image.shape[:2]
-        out: dict[str, np.ndarray] = {}
-        for cell in cells:
-            x, y = cell_centre(cell, cam.pitch)
-            c = cam.project(np.array([[x, y, 0.0]]))[0]
-            if 0 <= c[0] < w and 0 <= c[1] < h:
-                out[cell] = self.top_view(image, cam, x, y)
-        return out
+        cut = set(off_frame(cam, image.shape, cells))
+        return {cell: self.top_view(image, cam, *cell_centre(cell, cam.pitch))
+                for cell in cells if cell not in cut}
 
     def read(self, image: np.ndarray, cam: BoardCamera, cells: list[str]
              ) -> dict[str, TokenMatch]:

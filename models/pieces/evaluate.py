@@ -199,8 +199,10 @@ def rendered_adaptation(clf: PieceClassifier, cs, piece_set: str = "lathe", shot
 def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
                  positions: int = 3, procedural: bool = False) -> list[tuple]:
     """One random scene's tables as `data.frame_crops` renders them (the same scene, tables and
-    arms over them), each as (image, camera, {cell: label}): every in-frame cell with a card or
-    a unit, labelled `unsure` where an arm covers its crop, and left out where it half does."""
+    arms over them), each as (image, camera, {cell: label}): every cell with a card or a unit
+    whose crop and centre on the table lie in the frame (the scanner reads a cell cut off at
+    its centre unsure), labelled `unsure` where an arm covers its crop, and left out where it
+    half does."""
     from models.pieces.data import (
         _hand_mask,
         label_of,
@@ -210,7 +212,7 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
     )
     from models.renderer import Scene, render_scene
     from models.renderer.scene import sub_seed
-    from scanner.piece_crops import CELLS, as_board_camera, cell_centre, crop_quad
+    from scanner.piece_crops import CELLS, as_board_camera, cell_centre, crop_quad, off_frame
 
     if procedural:
         piece_sets = [f"proc-{seed}"]
@@ -232,7 +234,7 @@ def board_frames(seed: int, split: str, piece_sets: list[str] | None = None,
             x, y = cell_centre(cell)
             quad = crop_quad(cam, x, y)
             c = quad.mean(0)
-            if not (0 <= c[0] < w and 0 <= c[1] < h):
+            if not (0 <= c[0] < w and 0 <= c[1] < h) or off_frame(cam, (h, w), [cell]):
                 continue
             label = under_hand(hmask, quad, label_of(st.get("unit")))
             if label is not None:
