@@ -62,6 +62,22 @@ def _cards(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tokens(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        print("error: training needs torch: pip install torch==2.13.0 onnx", file=sys.stderr)
+        return 2
+    if args.epochs < 1:
+        print("error: --epochs must be >= 1", file=sys.stderr)
+        return 2
+    from models.pieces.token_glyph import run
+
+    run(epochs=args.epochs, seed=args.seed, workers=args.workers, threads=args.threads,
+        cache=args.cache, out=args.out)
+    return 0
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="model", metavar="MODEL")
     p = sub.add_parser("cards", help="the card index classifier (ONNX) from rendered designs",
@@ -120,4 +136,18 @@ def register(parser: argparse.ArgumentParser) -> None:
                        "sets and tokens and export it to ONNX (python -m models.pieces.train).")
     pieces_train.register(p)
     p.set_defaults(handler=pieces_train.run)
+
+    p = sub.add_parser("tokens", help="the paper-token glyph reader (ONNX) from rendered tables",
+                       description="Train the token glyph reader (models/pieces/token_glyph.py) "
+                       "on the top views of rendered training tables, pick its thresholds on "
+                       "other training renders and export it to ONNX.")
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2, help="processes rendering views")
+    p.add_argument("--threads", type=int, default=2, help="torch threads")
+    p.add_argument("--cache", type=Path, default=Path("data/pieces"),
+                   help="where rendered views are kept (npz per part)")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "pieces",
+                   help="folder for token_glyph.onnx and token_glyph.json")
+    p.set_defaults(handler=_tokens)
     parser.set_defaults(handler=lambda a: (parser.print_help(), 2)[1])
