@@ -33,6 +33,7 @@ def test_the_model_is_small_and_has_its_card():
     assert meta["classes"] == KEYS + ["none"] and meta["view"] == 52
     th = meta["thresholds"]
     assert 0.5 <= th["sure"] <= th["certain"] < 1.0
+    assert meta["turns"][0] == 0 and len(meta["turns"]) == 3
     assert th["val_sure_wrong"] == 0 and th["val_tokens"] > 3000
 
 
@@ -115,16 +116,20 @@ def test_thresholds_are_picked_where_no_validation_token_is_named_wrong():
 def test_the_recipe_trains_and_exports_a_reader_the_scanner_loads(tmp_path):
     pytest.importorskip("torch", reason="the training extra: pip install torch==2.13.0")
     pytest.importorskip("onnx", reason="the training extra: pip install onnx")
-    from models.pieces.token_glyph import export, predict, train_net
+    from models.pieces.token_glyph import TURNS, export, predict, train_net
 
     rng = np.random.default_rng(1)
     V = rng.integers(0, 255, (512, 52, 52)).astype(np.uint8)
     Y = rng.integers(0, NONE + 1, 512)
     net = train_net(V, Y, epochs=1, threads=1, log=lambda m: None)
     P = predict(net, V[:8])
-    export(net, tmp_path, {"thresholds": pick_thresholds(predict(net, V), Y)})
+    export(net, tmp_path, {"thresholds": pick_thresholds(predict(net, V), Y),
+                           "turns": list(TURNS)})
     reader = GlyphReader(tmp_path / MODEL_FILE.name)
     got = reader.probs(list(V[:8].astype(np.float32)))
     assert got.shape == (8, NONE + 1)
     np.testing.assert_allclose(got.sum(1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(got, P, atol=1e-4)  # the ONNX reads as the trained net
+    # each view read at the card's turns and the looks pooled: not the upright look alone
+    upright = predict(net, V[:8], turns=(0.0,))
+    assert not np.allclose(got, upright, atol=1e-4)
