@@ -72,8 +72,7 @@ def _finish(profile, image, args) -> int:
     if cut:  # the profile is kept: a camera moved a little is still better than none
         print(f"warning: {', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly out of "
               "the frame: the scanner reads what lies there as unsure (turn or raise the camera "
-              "until the "
-              "whole board and both initiative piles are in view)", file=sys.stderr)
+              "until the whole board and both initiative piles are in view)", file=sys.stderr)
     return 0
 
 

@@ -92,27 +92,33 @@ class Profile:
         c = self.board_to_image(np.array([[3.0, 2.0], [4.0, 2.0]]))
         return float(np.linalg.norm(c[1] - c[0]))
 
-    def out_of_view(self) -> list[str]:
-        """Zones (cells, and `init/<side>` for the initiative piles) where a card laid squarely,
-        portrait or landscape, would not lie wholly inside the frame: the camera cannot tell
-        whether a card lies there when it finds none, nor read a piece whose cell is cut off."""
+    def zones(self) -> list[tuple[str, tuple[float, float]]]:
+        """Where cards lie, by key and board-plane centre: the 35 cells, then `init/<side>`
+        for each initiative pile."""
+        return [(c, cell_xy(c)) for c in CELLS] + [
+            (f"init/{side}", xy) for side, xy in self.initiative.items()]
+
+    def _in_frame(self, uv: np.ndarray) -> np.ndarray:
+        """Which image points lie inside the frame."""
         w, h = self.image_size
-        zones = [(c, cell_xy(c)) for c in CELLS]
-        zones += [(f"init/{side}", xy) for side, xy in self.initiative.items()]
+        return (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+
+    def out_of_view(self) -> list[str]:
+        """Zones (`zones`) where a card laid squarely, portrait or landscape, would not lie
+        wholly inside the frame: the camera cannot tell whether a card lies there when it
+        finds none, nor read a piece whose cell is cut off."""
         out = []
-        for name, xy in zones:
-            uv = self.board_to_image(np.vstack([card_board_corners(xy, self.card_size, land)
-                                                for land in (False, True)]))
-            if not ((uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)).all():
+        for name, xy in self.zones():
+            corners = np.vstack([card_board_corners(xy, self.card_size, land)
+                                 for land in (False, True)])
+            if not self._in_frame(self.board_to_image(corners)).all():
                 out.append(name)
         return out
 
     def board_in_frame(self) -> float:
         """Fraction of the 35 cell centres inside the image."""
         uv = self.board_to_image(np.array([cell_xy(c) for c in CELLS]))
-        w, h = self.image_size
-        inside = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
-        return float(inside.mean())
+        return float(self._in_frame(uv).mean())
 
     # -- JSON -------------------------------------------------------------------------------
     def to_json(self) -> dict:

@@ -16,7 +16,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from calibration.geometry import CELLS, apply_h, card_board_corners, cell_xy
+from calibration.geometry import CELLS, apply_h, card_board_corners
 from calibration.profile import Profile
 
 from .card_finder import whiteness
@@ -137,6 +137,11 @@ class TableScanner:
         # still lie there, cut off (a card half out of view read "empty" 18 times in 71, 40
         # held-out stills), so they read unsure when no card is found
         self.out_of_view: set[str] = set(profile.out_of_view())
+        cut = sorted(c for c in self.out_of_view if c in CELLS)
+        self._cut_message = (
+            f"{', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly out of the frame: "
+            "read as unsure (turn or raise the camera until the whole board is in view)"
+            if cut else "")
         self.blown_out: set[str] = set()  # zones, as last looked at, too glare-white to read
         self.glared: set[str] = set()  # cells, as last read, left unsure for that
         # those quads' rectification maps for the reader, kept for the most recent ones
@@ -149,9 +154,7 @@ class TableScanner:
                 profile.board_to_image(plane).astype(np.float32), plane=plane)
 
     def _zones(self) -> list[tuple[str, tuple[float, float]]]:
-        z = [(c, cell_xy(c)) for c in CELLS]
-        z += [("init/" + s, xy) for s, xy in self.profile.initiative.items()]
-        return z
+        return self.profile.zones()
 
     def _warp_h(self, key: str) -> np.ndarray:
         """Patch -> frame homography; with lens distortion, the one through the patch's exact
@@ -324,11 +327,8 @@ class TableScanner:
         if self.glared and not reading.message:  # what the players can do about it
             reading.message = f"glare over {', '.join(sorted(self.glared))}: the camera can't " \
                 "tell whether cards lie there (move the light or the camera)"
-        cut = sorted(c for c in self.out_of_view if c in CELLS)
-        if cut and not reading.message:
-            reading.message = f"{', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly " \
-                "out of the frame: read as unsure (turn or raise the camera until the whole " \
-                "board is in view)"
+        if not reading.message:
+            reading.message = self._cut_message
         for side in self.profile.initiative:
             r = by_key.get("init/" + side)
             if r is not None:

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-KEYS = [f"{s}-{k}" for s in ("white", "black")
-        for k in ("pawn", "knight", "bishop", "rook", "queen", "king")]
+from scanner.token_reader import KINDS, SIDES
+
+KEYS = [f"{s}-{k}" for s in SIDES for k in KINDS]  # the correlation's glyph order
 NONE = len(KEYS)  # the 13th class: no token there
 VIEW = 52  # TokenReader.top_view's size (PATCH)
 # (piece sets, seeds, procedural): training-split renders, 3 tables each
@@ -91,7 +92,7 @@ def _views_worker(args) -> tuple[np.ndarray, np.ndarray]:
     from scanner.piece_crops import as_board_camera
     from scanner.token_reader import TokenReader
 
-    reader = TokenReader()
+    reader = TokenReader(glyphs=None)  # its top views only
     views, labels = [], []
     for seed in seeds:
         for image, cam, cell_labels, pset in board_frames(seed, "train", piece_sets,
