@@ -260,6 +260,7 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     # print was read surely: s16 with the stage-9 model, a bishop token read as a pawn)
     printed = printed_units(matches, units, [c for c in cells if c not in units])
     if 2 * printed > len(cells):
+        clf.tokens.printed_set = True
         scale = clf.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
         return f"none: {when} {printed} of {len(cells)} units were paper " \

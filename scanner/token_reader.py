@@ -188,6 +188,9 @@ class TokenReader:
         self._printed: dict[float, tuple[dict, dict]] = {}
         self._dst = np.float32([[0, 0], [PATCH, 0], [PATCH, PATCH], [0, PATCH]])
         self.print_scale = print_scale
+        # the set-up showed the armies as printed tokens (`piece_adapt.learn_set`): a cell
+        # whose print shows no token may then be read bare where the classifier doubts it
+        self.printed_set = False
 
     @property
     def print_scale(self) -> float:

@@ -10,10 +10,15 @@ import cv2
 import numpy as np
 import pytest
 
-from scanner.detections import PieceReading
-from scanner.piece_classifier import PieceClassifier
+from scanner.piece_classifier import (
+    BARE_PRINT_NONE,
+    BARE_PRINT_UNSURE,
+    CLASSES,
+    UNSURE_CLASS,
+    PieceClassifier,
+)
 from scanner.piece_crops import as_board_camera
-from scanner.token_reader import KINDS, SIDES, TokenMatch, TokenReader
+from scanner.token_reader import KINDS, SIDES, GlyphLook, TokenMatch, TokenReader
 
 FIX = Path(__file__).parent / "fixtures" / "pieces"
 
@@ -141,6 +146,13 @@ def test_odd_images_give_no_token_and_no_error(reader):
         assert not any(m.present for m in got.values())
 
 
+def _probs(n: int, p_empty: float, p_unsure: float = 0.0) -> np.ndarray:
+    """The classifier's 14 probabilities for `n` cells: the rest spread over the 12 units."""
+    p = np.full((n, len(CLASSES)), (1 - p_empty - p_unsure) / 12)
+    p[:, 0], p[:, UNSURE_CLASS] = p_empty, p_unsure
+    return p
+
+
 def test_a_token_match_as_the_stage_reads_it():
     clf = PieceClassifier()
     sure = clf.token_reading(_match(("black", "rook"), 0.95, 0.05, 0.97))
@@ -160,8 +172,7 @@ def test_the_stage_takes_the_print_over_the_classifier(monkeypatch):
     truth = json.loads((FIX / "tokens.json").read_text())
     cells = ["c1", "e1", "g1"]
     # a classifier that reads every cell as a bare card, sure
-    monkeypatch.setattr(clf, "classify_crops",
-                        lambda crops: [PieceReading("empty", 0.99) for _ in crops])
+    monkeypatch.setattr(clf, "probabilities", lambda desc: _probs(len(desc), 0.99))
     from scanner.token_reader import CERTAIN_SCORE, MIN_MARGIN, MIN_SCORE
 
     between = (MIN_SCORE + CERTAIN_SCORE) / 2
@@ -178,13 +189,12 @@ def test_the_stage_takes_the_print_over_the_classifier(monkeypatch):
     # a bare card read without conviction: a token present is taken
     from scanner.token_reader import DOUBTED_EMPTY
 
-    monkeypatch.setattr(clf, "classify_crops", lambda crops: [
-        PieceReading("empty", DOUBTED_EMPTY - 0.1) for _ in crops])
+    monkeypatch.setattr(clf, "probabilities",
+                        lambda desc: _probs(len(desc), DOUBTED_EMPTY - 0.1))
     got = clf.read(img, truth["camera"], cells)
     assert got["e1"].piece == "white-knight" and got["g1"].piece == "empty"
     # the classifier unsure: a token present is taken, even where its glyph is unsure
-    monkeypatch.setattr(clf, "classify_crops", lambda crops: [PieceReading(None, 0.5)
-                                                              for _ in crops])
+    monkeypatch.setattr(clf, "probabilities", lambda desc: _probs(len(desc), 0.5, 0.3))
     matches["e1"] = _match(("white", "knight"), between, 0.0, 0.5)
     got = clf.read(img, truth["camera"], cells)
     assert got["e1"].occupied is True and got["e1"].seen_side == "white"
@@ -207,3 +217,61 @@ def test_the_set_up_of_tokens_is_not_adapted_to():
     lt = json.loads((FIX / "setup-lathe.json").read_text())
     assert tokens_in_view(clf, lathe, lt["camera"], {
         c: u for c, u in lt["labels"].items() if u not in ("empty", "unsure", "any")}) == 0
+
+
+def test_a_doubted_cell_whose_print_shows_no_token_reads_bare_in_a_game_of_tokens(monkeypatch):
+    """Held-out card designs' pips and court pictures leave bare cells doubted by the
+    classifier; in a game whose set-up showed printed tokens, the glyph reader's sure "no
+    token" reads them bare, unless the classifier leans to a unit or to a hand."""
+    clf = PieceClassifier()
+    img = cv2.imread(str(FIX / "tokens.jpg"))
+    truth = json.loads((FIX / "tokens.json").read_text())
+
+    def none(p_none: float) -> TokenMatch:
+        m = _match(("white", "pawn"), 0.5, 0.0, 0.2)
+        m.glyph = GlyphLook("white-pawn", 0.02, p_none, sure_at=0.85, certain_at=0.9)
+        return m
+
+    matches = {"c3": none(BARE_PRINT_NONE + 0.05), "d3": none(BARE_PRINT_NONE - 0.05),
+               "e3": _match(("white", "pawn"), 0.5, 0.0, 0.2)}  # no glyph reader installed
+    monkeypatch.setattr(clf.tokens, "read", lambda image, cam, asked: {
+        c: matches[c] for c in asked})
+    # the classifier doubts every cell: bare 0.45, a hand 0.3, units 0.25 between them
+    monkeypatch.setattr(clf, "probabilities", lambda desc: _probs(len(desc), 0.45, 0.3))
+    cells = list(matches)
+    assert all(r.piece is None for r in clf.read(img, truth["camera"], cells).values())
+    clf.tokens.printed_set = True  # the set-up showed printed tokens
+    got = clf.read(img, truth["camera"], cells)
+    assert got["c3"].piece == "empty" and got["c3"].confidence == pytest.approx(0.9)
+    assert got["d3"].piece is None and got["e3"].piece is None
+    # leaning to a hand over the cell, or to a unit standing there: still unsure
+    monkeypatch.setattr(clf, "probabilities",
+                        lambda desc: _probs(len(desc), 0.25, BARE_PRINT_UNSURE + 0.01))
+    assert clf.read(img, truth["camera"], cells)["c3"].piece is None
+    monkeypatch.setattr(clf, "probabilities", lambda desc: _probs(len(desc), 0.45, 0.0))
+    assert clf.read(img, truth["camera"], cells)["c3"].piece is None
+    # a token the print finds present is never read bare
+    matches["c3"] = _match(("white", "pawn"), 0.95, 0.05, 0.9)
+    matches["c3"].glyph = GlyphLook("white-pawn", 0.05, 0.9, sure_at=0.85, certain_at=0.9)
+    monkeypatch.setattr(clf, "probabilities", lambda desc: _probs(len(desc), 0.45, 0.3))
+    assert clf.read(img, truth["camera"], cells)["c3"].occupied is True
+    clf.new_set()  # a new game forgets it
+    assert not clf.tokens.printed_set
+
+
+def test_a_set_up_of_printed_tokens_marks_the_game_as_one_of_tokens():
+    from scanner.piece_adapt import learn_set
+
+    clf = PieceClassifier()
+    img = cv2.imread(str(FIX / "tokens.jpg"))
+    truth = json.loads((FIX / "tokens.json").read_text())
+    units = {c: u for c, u in truth["labels"].items() if c[1] in "15"}
+    note = learn_set(clf, img, truth["camera"], units, list(units), "at frame 5")
+    assert note.startswith("none: at frame 5") and "paper tokens" in note, note
+    assert clf.tokens.printed_set
+    lathe = cv2.imread(str(FIX / "setup-lathe.jpg"))
+    lt = json.loads((FIX / "setup-lathe.json").read_text())
+    clf.new_set()
+    units = {c: u for c, u in lt["labels"].items() if u not in ("empty", "unsure", "any")}
+    learn_set(clf, lathe, lt["camera"], units, list(units), "at frame 5")
+    assert clf.tokens is None  # a game of 3D pieces rests the token reader
