@@ -42,24 +42,23 @@ COSINE_SCALE = 16.0  # as trained (models/pieces/net.py)
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "pieces" / \
     "piece_classifier.onnx"
 DEFAULT_THRESHOLD = 0.6
-# In a game of printed tokens, a cell the classifier doubts is read bare where the glyph reader
-# is as sure there is no token as it must be to name one (its P(none) at its sure threshold,
-# 0.85), the classifier leans to no unit (summed unit probability under 0.5) and not much to a
-# hand or a unit knocked over (its unsure class under 0.7). Held-out card designs' pips and
-# court pictures leave bare cells doubted: held-out frames, seeds 1,000,360-1,000,719 (where
-# these were chosen), 151 bare cells of token games read unsure; at these 89 read bare, no
-# cell with a token and no cell under an arm (models/pieces/MODEL_CARD.md, session 42).
+# In a game of printed tokens every unit is a token, so a cell is read bare where the glyph
+# reader is as sure there is no token as it must be to name one (its P(none) at its sure
+# threshold, 0.85), neither reader finds a token present, and the classifier does not lean to
+# a hand or a unit knocked over (its unsure class under 0.7). Held-out card designs' pips and
+# court pictures leave bare cells doubted by the classifier, or taken for units: in held-out
+# frames of seeds 1,000,360-1,000,719 (where these were chosen) 110 such bare cells of token
+# scenes read bare, no cell with a token and no cell under an arm
+# (models/pieces/MODEL_CARD.md, session 42).
 BARE_PRINT_NONE = 0.85
-BARE_PRINT_UNIT = 0.5
 BARE_PRINT_UNSURE = 0.7
 
 
 def bare_print(probs: np.ndarray, match) -> bool:
-    """Whether a cell the classifier doubts (its 14 probabilities `probs`) reads bare by the
-    token reader's `match`, in a game of printed tokens (BARE_PRINT_*)."""
+    """Whether a cell (the classifier's 14 probabilities `probs`) reads bare by the token
+    reader's `match`, in a game of printed tokens (BARE_PRINT_*)."""
     glyph = match.glyph
     return glyph is not None and not match.present and glyph.p_none >= BARE_PRINT_NONE \
-        and float(probs[1:13].sum()) < BARE_PRINT_UNIT \
         and float(probs[UNSURE_CLASS]) < BARE_PRINT_UNSURE
 
 
@@ -294,7 +293,7 @@ class PieceClassifier:
             # is not sure the cell is bare, or where the print is certain
             for cell, m in self.tokens.read(image, cam, seen).items():
                 r = readings[cell]
-                if self.tokens.printed_set and r.occupied is None \
+                if self.tokens.printed_set and r.piece != "empty" \
                         and bare_print(probs[row[cell]], m):
                     readings[cell] = PieceReading("empty", float(m.glyph.p_none))
                     continue
