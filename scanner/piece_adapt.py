@@ -28,6 +28,7 @@ import numpy as np
 from engines.royal_battles import CELL_NAMES
 
 from .piece_classifier import (
+    BARE_PRINT_NONE,
     CLASSES,
     COSINE_SCALE,
     UNSURE_CLASS,
@@ -236,6 +237,19 @@ def adapt_from_setup(clf: PieceClassifier, image: np.ndarray, camera, position: 
     return adapt_from_crops(clf, np.array(crops), labs, groups=groups)
 
 
+def all_printed(clf: PieceClassifier, image: np.ndarray, camera, cells: list[str]) -> bool:
+    """Whether the units standing on `cells` are all tokens to the glyph reader: none of them
+    is `none` to it as surely as `piece_classifier.bare_print` asks (a 3D piece standing in
+    for a lost token is), so that a cell whose print shows no token may be read bare for the
+    rest of the game. Units out of the frame say nothing, but most must be in it. False where
+    the glyph reader is not installed."""
+    if clf.tokens is None or clf.tokens.glyphs is None or not cells:
+        return False
+    looks = clf.tokens.read(image, as_board_camera(camera, image.shape), list(cells))
+    return 2 * len(looks) > len(cells) and all(
+        m.present or m.glyph.p_none < BARE_PRINT_NONE for m in looks.values())
+
+
 def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
               cells: list[str], when: str) -> str:
     """Adapt `clf` to the set in view, from the units known to stand on the table (`units`,
@@ -260,11 +274,12 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     # print was read surely: s16 with the stage-9 model, a bishop token read as a pawn)
     printed = printed_units(matches, units, [c for c in cells if c not in units])
     if 2 * printed > len(cells):
-        clf.tokens.printed_set = True
+        clf.tokens.printed_set = all_printed(clf, image, camera, cells)
         scale = clf.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
+        bare = "; a cell whose print shows no token reads bare" if clf.tokens.printed_set else ""
         return f"none: {when} {printed} of {len(cells)} units were paper " \
-               f"tokens read by their print{printed_at}"
+               f"tokens read by their print{printed_at}{bare}"
     doubted = sorted(set(cells) - set(units))
     if doubted and not _enough_left(units, doubted):
         return f"none: {when} a side's placement was still a question{rests}"

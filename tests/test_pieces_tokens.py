@@ -272,6 +272,15 @@ def test_a_set_up_of_printed_tokens_marks_the_game_as_one_of_tokens():
     note = learn_set(clf, img, truth["camera"], units, list(units), "at frame 5")
     assert note.startswith("none: at frame 5") and "paper tokens" in note, note
     assert clf.tokens.printed_set
+    assert note.endswith("a cell whose print shows no token reads bare"), note
+    # a unit that is no token to the glyph reader (a 3D piece standing in for a lost one;
+    # here a bare cell said to hold one): the game is not taken for one of tokens alone
+    clf.new_set()
+    bare = next(c for c in ("d3", "b3", "f3") if c not in truth["labels"])
+    mixed = units | {bare: "white-rook"}
+    note = learn_set(clf, img, truth["camera"], mixed, list(mixed), "at frame 5")
+    assert "paper tokens" in note and "reads bare" not in note, note
+    assert not clf.tokens.printed_set
     lathe = cv2.imread(str(FIX / "setup-lathe.jpg"))
     lt = json.loads((FIX / "setup-lathe.json").read_text())
     clf.new_set()
