@@ -244,7 +244,9 @@ def bench_real(folder: Path, limit: int | None, log=print, models: Path | None =
         cpu.append((time.process_time() - c) * 1000)
         n = dict.fromkeys(("found", "answered", "right", "wrong", "stray"), 0)
         used = set()
-        for r in readings:
+        # answers first, surest first (as detections are matched by confidence): an unread
+        # outline must not take the label of the card an answer names
+        for r in sorted(readings, key=lambda r: (r.card is None, -r.confidence)):
             q = r.corners
             bb = np.array([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])
             best, bi = 0.0, -1

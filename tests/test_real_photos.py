@@ -36,3 +36,32 @@ def test_the_cards_bench_measures_the_sources_training_never_uses():
     assert r["sources"] == len({source_of(f.name) for f in measured})
     assert r["labelled_cards"] < r["all_sources"]["labelled_cards"]
     assert r["read_right"] <= r["all_sources"]["read_right"]
+
+
+def test_an_unread_outline_never_takes_the_label_of_the_card_an_answer_names(tmp_path,
+                                                                              monkeypatch):
+    """An unread outline spanning a read card and part of its neighbour (IMG_..._171913: 7C)
+    came first and took the 7C's labelled box, and the right answer counted as wrong: the
+    bench matches answers first, surest first."""
+    import cv2
+    import numpy as np
+
+    from scanner import card_corners, card_reader
+    from scanner.detections import CardReading
+
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "IMG_1.jpg"), np.zeros((640, 640, 3), np.uint8))
+    (tmp_path / "classes.yaml").write_text("names: ['7 of clubs', '8 of clubs']\n")
+    # the 7C's box: x 488-582, y 109-359 of 640 x 640
+    (tmp_path / "labels" / "IMG_1.txt").write_text("0 0.8359 0.3672 0.1469 0.3906\n")
+
+    def quad(x0, y0, x1, y1):
+        return np.float32([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+
+    monkeypatch.setattr(card_reader, "reader_in", lambda models: None)
+    monkeypatch.setattr(card_corners, "cards_in_photo", lambda img, reader, by_corners: [
+        CardReading(quad(420, 94, 586, 365), None, confidence=0.36),  # unread, wider
+        CardReading(quad(488, 109, 582, 359), "7C", confidence=1.0)])
+    r = bench_real(tmp_path, limit=None, log=lambda *_: None)["all_sources"]
+    assert r["read_right"] == 1 and r["wrong"] == 0 and r["precision"] == 1.0
