@@ -290,15 +290,22 @@ def board_metrics(clf: PieceClassifier, seeds: list[int], split: str = "heldout"
                   piece_sets: list[str] | None = None) -> dict:
     """The piece stage as the scanner runs it (`PieceClassifier.read`: the classifier and, for
     tokens, the token reader) on whole rendered frames, cells at their centres: kind and colour
-    of occupied cells, occupancy, confident errors, per piece set. The token set's frames are
-    read as in a game whose set-up showed printed tokens (`TokenReader.printed_set`)."""
+    of occupied cells, occupancy, confident errors, per piece set. Frames are read as in a game
+    past its set-up view: the token set's as printed tokens (`TokenReader.printed_set`), 3D
+    sets' with the token reader resting."""
     per: dict[str, list[int]] = {}
+    tokens = clf.tokens
     for seed in seeds:
         for image, cam, labels, pset in board_frames(seed, split, piece_sets):
-            if clf.tokens is not None:
-                # as in a game whose set-up showed the armies as printed tokens (or not)
-                clf.tokens.printed_set = pset == "paper-token"
-            got = clf.read(image, cam, list(labels))
+            if tokens is not None:
+                # as in a game, once its set-up view was seen: a game of printed tokens reads
+                # bare cells by the print, a game of 3D pieces rests the token reader
+                tokens.printed_set = pset == "paper-token"
+                clf.tokens = tokens if pset == "paper-token" else None
+            try:
+                got = clf.read(image, cam, list(labels))
+            finally:
+                clf.tokens = tokens
             s = per.setdefault(pset, [0] * 6)
             for cell, label in labels.items():
                 r = got[cell]
