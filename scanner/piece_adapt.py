@@ -277,9 +277,10 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
         clf.tokens.printed_set = all_printed(clf, image, camera, cells)
         scale = clf.tokens.print_scale
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
-        bare = "; a cell whose print shows no token reads bare" if clf.tokens.printed_set else ""
+        reads_bare = "; a cell whose print shows no token reads bare" \
+            if clf.tokens.printed_set else ""
         return f"none: {when} {printed} of {len(cells)} units were paper " \
-               f"tokens read by their print{printed_at}{bare}"
+               f"tokens read by their print{printed_at}{reads_bare}"
     doubted = sorted(set(cells) - set(units))
     if doubted and not _enough_left(units, doubted):
         return f"none: {when} a side's placement was still a question{rests}"

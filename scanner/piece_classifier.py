@@ -32,7 +32,7 @@ import numpy as np
 from .detections import PieceReading
 from .piece_crops import CROP_H, CROP_W, as_board_camera, cell_crops, frame_single, off_frame
 from .piece_height import HeightGauge
-from .token_reader import DOUBTED_EMPTY, TokenReader
+from .token_reader import DOUBTED_EMPTY, TokenMatch, TokenReader
 
 KINDS = ("pawn", "rook", "knight", "bishop", "queen", "king")
 CLASSES = ["empty"] + [f"{s}-{k}" for s in ("white", "black") for k in KINDS] + ["unsure"]
@@ -54,7 +54,7 @@ BARE_PRINT_NONE = 0.85
 BARE_PRINT_UNSURE = 0.7
 
 
-def bare_print(probs: np.ndarray, match) -> bool:
+def bare_print(probs: np.ndarray, match: TokenMatch) -> bool:
     """Whether a cell (the classifier's 14 probabilities `probs`) reads bare by the token
     reader's `match`, in a game of printed tokens (BARE_PRINT_*)."""
     glyph = match.glyph

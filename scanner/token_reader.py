@@ -188,8 +188,8 @@ class TokenReader:
         self._printed: dict[float, tuple[dict, dict]] = {}
         self._dst = np.float32([[0, 0], [PATCH, 0], [PATCH, PATCH], [0, PATCH]])
         self.print_scale = print_scale
-        # the set-up showed the armies as printed tokens (`piece_adapt.learn_set`): a cell
-        # whose print shows no token may then be read bare where the classifier doubts it
+        # every unit of the set-up view was a printed token (`piece_adapt.learn_set`): a cell
+        # whose print surely shows no token is then read bare (`piece_classifier.bare_print`)
         self.printed_set = False
 
     @property
