@@ -15,7 +15,7 @@ def _cards(args: argparse.Namespace) -> int:
         return 2
     # fine-tuning (--scenes) starts from trained weights: fewer epochs, a gentler rate
     if args.epochs is None:
-        args.epochs = 4 if args.scenes else 12
+        args.epochs = 4 if args.scenes else 5 if args.pips else 12
     if args.lr is None:
         args.lr = 1e-3 if args.scenes else 3e-3
     if args.cards < 100 or args.epochs < 0 or (args.epochs == 0 and not args.init
@@ -34,6 +34,12 @@ def _cards(args: argparse.Namespace) -> int:
                           out=Path(args.out), start=Path(args.start),
                           index=not args.keep_index, face=not args.keep_face,
                           augment=args.augment)
+        return 0
+    if args.pips:
+        from models.cards import pips
+
+        pips.train(seed=args.seed, epochs=args.epochs, workers=args.workers,
+                   threads=args.threads, out=Path(args.out))
         return 0
     if args.presence:
         from models.cards import presence
@@ -89,6 +95,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--presence", action="store_true",
                    help="train the card-presence check (card_presence.onnx) instead: is there "
                    "a card under a quad the board finder found, or cloth?")
+    p.add_argument("--pips", action="store_true",
+                   help="train the pip reader (card_pips.onnx) instead: the suit of a number "
+                   "card from the shapes of its pips (models/cards/pips.py; default 5 epochs)")
     p.add_argument("--scenes", type=int, default=0, metavar="N",
                    help="fine-tune the index and whole-card readers in --start on N rendered "
                    "table stills cut by the board finder (models/cards/finetune.py); "
@@ -106,12 +115,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--val-stills", type=int, default=200,
                    help="--presence, --scenes: rendered stills of other seeds that pick the "
                    "threshold")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=int, default=7,
+                   help="data seed (the committed index reader: 7; the pip reader: 11)")
     p.add_argument("--cards", type=int, default=24000,
                    help="training cards of the decks (4 crops each; the mix adds small cards "
                    "and procedural faces in proportion)")
     p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
-    p.add_argument("--epochs", type=int, help="training epochs (default 12; 4 with --scenes)")
+    p.add_argument("--epochs", type=int,
+                   help="training epochs (default 12; 4 with --scenes, 5 with --pips)")
     p.add_argument("--none-share", type=float, default=0.35,
                    help="share of blank-corner crops seen per epoch")
     p.add_argument("--augment", action="store_true",

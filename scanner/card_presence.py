@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from .card_finder import find_cards
+from .onnx_session import one_core_session
 from .rectify import KeptMaps, homography_map, normalise, portrait_order
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
@@ -66,13 +67,7 @@ class CardPresence:
     on validation renders (see the model card)."""
 
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE):
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model_path), opts,
-                                            providers=["CPUExecutionProvider"])
+        self.session = one_core_session(model_path)
         meta = json.loads(Path(meta_path).read_text())
         self.threshold = float(meta["threshold"])
         self.size = tuple(meta.get("size", SIZE))

@@ -16,6 +16,8 @@ import cv2
 import numpy as np
 
 from .detections import CardReading
+from .onnx_session import one_core_session
+from .pip_suits import PIP_RANKS, PipReader
 from .rectify import (
     CANON_H,
     CANON_RECT,
@@ -125,11 +127,14 @@ def fuse(corner_probs: np.ndarray, face_probs: np.ndarray | None, n_cards: int,
     return k, False, corner, float(post[k])
 
 
-def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, back: int
+def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, back: int,
+              extra: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`fuse` for N cards at once (N x 4 x C corners, N x C whole cards), with the same
     arithmetic, so the same answers (tested against `fuse`): a frame's 30 cards one by one
-    cost more in Python than in sums. Returns (card class, face down, corner, confidence)."""
+    cost more in Python than in sums. `extra`: N x `n_cards` log evidence of a further
+    witness (the pips' suit, `scanner.pip_suits`), added as one more independent look.
+    Returns (card class, face down, corner, confidence)."""
     n = len(corner_probs)
     pred = corner_probs.argmax(2)
     seeing = pred < n_cards
@@ -138,6 +143,8 @@ def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, ba
     log_e = index_evidence(corner_probs, n_cards, seeing)
     f = face_probs[:, :n_cards].astype(np.float64)
     log_e = log_e + np.log(f / f.sum(1, keepdims=True) + 1e-9)
+    if extra is not None:
+        log_e = log_e + extra
     post = softmax(log_e)
     k = post.argmax(1)
     conf = post[np.arange(n), k]
@@ -182,9 +189,7 @@ def reader_in(folder: str | Path | None = None) -> CardReader:
 class CardReader:
     def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE,
                  threshold: float | None = None, use_face: bool = True,
-                 face_below_px: float | None = None):
-        import onnxruntime as ort
-
+                 face_below_px: float | None = None, use_pips: bool = True):
         model_path, meta_path = Path(model_path), Path(meta_path)
         if not model_path.exists() or not meta_path.exists():
             raise ModelMissingError(f"card model missing: {model_path} (rebuild it with "
@@ -196,12 +201,7 @@ class CardReader:
         self.crop = tuple(int(v) for v in meta.get("crop", (48, 30)))  # H, W
         self.n_cards = self.classes.index("back")  # card classes come first
         self.back, self.none = self.classes.index("back"), self.classes.index("none")
-        opts = ort.SessionOptions()
-        # one core: the scanner runs beside the web page and the piece stage
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model_path), opts,
-                                            providers=["CPUExecutionProvider"])
+        self.session = one_core_session(model_path)
         self.input_name = self.session.get_inputs()[0].name
         # the whole-card model, where one lies beside the index model: small cards
         self.face_session = None
@@ -210,8 +210,7 @@ class CardReader:
         if use_face and face_model.exists() and face_meta.exists():
             fm = json.loads(face_meta.read_text())
             if "fused_threshold" in fm and fm["classes"] == self.classes:
-                self.face_session = ort.InferenceSession(str(face_model), opts,
-                                                         providers=["CPUExecutionProvider"])
+                self.face_session = one_core_session(face_model)
                 self.face_size = tuple(int(v) for v in fm["size"])  # w, h
                 self.face_temperature = float(fm["temperature"])
                 self.fused_threshold = float(fm["fused_threshold"]) if threshold is None \
@@ -221,6 +220,9 @@ class CardReader:
                 # overlap, which the whole-card view was not trained on
                 self.face_below_px = float(fm.get("face_below_px", 1e9)
                                            if face_below_px is None else face_below_px)
+        # the pips' suit, a third witness for number cards the two leave unsure
+        self.pips = PipReader.installed(model_path.parent) \
+            if use_pips and self.face_session is not None else None
 
     def classify(self, crops: np.ndarray) -> np.ndarray:
         """uint8 crops (N x H x W x 3) -> class probabilities (N x C)."""
@@ -267,17 +269,20 @@ class CardReader:
         card = self.classes[k] if conf >= threshold else None
         return card, False, diag, conf, candidates
 
-    def decide_many(self, probs: np.ndarray, faces: list[np.ndarray | None]
+    def decide_many(self, probs: np.ndarray, faces: list[np.ndarray | None],
+                    extra: np.ndarray | None = None
                     ) -> list[tuple[str | None, bool, str | None, float, list[tuple[str, float]]]]:
         """`decide` for N cards (N x 4 x C): the cards with a whole-card view are fused in
-        one go (`fuse_many`), the rest one by one."""
+        one go (`fuse_many`; with `extra`, N x `n_cards` further log evidence), the rest one
+        by one."""
         out: list = [None] * len(probs)
         with_face = [i for i, f in enumerate(faces) if f is not None]
         if with_face:
             P = probs[with_face]
             F = np.stack([faces[i] for i in with_face])
-            ks, downs, corners, confs = fuse_many(P, F, self.n_cards, self.back)
-            cands = self._candidates_many(P, F)
+            E = None if extra is None else extra[with_face]
+            ks, downs, corners, confs = fuse_many(P, F, self.n_cards, self.back, E)
+            cands = self._candidates_many(P, F, extra=E)
             for j, i in enumerate(with_face):
                 out[i] = (None, True, None, float(confs[j]), []) if downs[j] else \
                     self._answer(int(ks[j]), int(corners[j]), float(confs[j]),
@@ -297,15 +302,41 @@ class CardReader:
         top = np.argsort(-post)[:n]
         return [(self.classes[int(i)], round(float(post[i]), 4)) for i in top]
 
-    def _candidates_many(self, probs: np.ndarray, faces: np.ndarray,
-                         n: int = 3) -> list[list[tuple[str, float]]]:
+    def _candidates_many(self, probs: np.ndarray, faces: np.ndarray, n: int = 3,
+                         extra: np.ndarray | None = None) -> list[list[tuple[str, float]]]:
         """`_candidates` for N cards that all have a whole-card view."""
         e = np.log(probs[:, :, :self.n_cards].max(1) + 1e-9) \
             + np.log(faces[:, :self.n_cards] + 1e-9)
+        if extra is not None:
+            e = e + extra
         post = softmax(e)
         top = np.argsort(-post, axis=1)[:, :n]
         return [[(self.classes[int(i)], round(float(p[i]), 4)) for i in t]
                 for p, t in zip(post, top, strict=True)]
+
+    def _pips_second_look(self, cards: np.ndarray, ordered: list[np.ndarray],
+                          probs: np.ndarray, faces: list[np.ndarray | None],
+                          decided: list) -> None:
+        """Number cards the index and whole card left unsure, decided again with their pips'
+        suit as a third witness (`scanner.pip_suits`), in place in `decided`. Only unsure
+        cards are looked at: an answer already given stands, and a frame's sure cards cost
+        nothing."""
+        ask = [i for i, d in enumerate(decided) if d[0] is None and not d[1]
+               and faces[i] is not None and d[4] and d[4][0][0] != "JK"
+               and d[4][0][0][:-1] in PIP_RANKS]
+        if not ask:
+            return
+        suits = self.pips.suit_log_probs([cards[i] for i in ask],
+                                         [_width_px(ordered[i]) for i in ask])
+        ask = [(i, s) for i, s in zip(ask, suits, strict=True) if s is not None]
+        if not ask:
+            return
+        idx = [i for i, _ in ask]
+        extra = np.stack([self.pips.card_evidence(s, self.classes[:self.n_cards])
+                          for _, s in ask])
+        for i, d in zip(idx, self.decide_many(probs[idx], [faces[i] for i in idx], extra),
+                        strict=True):
+            decided[i] = d
 
     def read_corners(self, image: np.ndarray, hypotheses: list[tuple[np.ndarray, int]]
                      ) -> list[CardReading]:
@@ -350,7 +381,8 @@ class CardReader:
                    face_below_px: float | None = None,
                    maps: list[tuple[np.ndarray, np.ndarray] | None] | None = None,
                    faces_up: bool = False, in_portrait_order: bool = False,
-                   sharpen: tuple[float, float] | None = None) -> list[CardReading]:
+                   sharpen: tuple[float, float] | None = None,
+                   pips: bool = False) -> list[CardReading]:
         """Read each card quadrilateral (image corners, any order around the card). The
         reading's diagonal and orientation are relative to the image (portrait = long side
         nearer vertical). `face_below_px` overrides the width under which the whole-card model
@@ -363,7 +395,11 @@ class CardReader:
         `in_portrait_order`: the quads are already in `portrait_order`, decided where the
         card's true sides are known (the board scanner's metric patch); otherwise the image's
         side lengths decide, right for cards seen from above. `sharpen`: (amount, sigma) of
-        an unsharp mask each rectified card goes through before it is read (`sharpened`)."""
+        an unsharp mask each rectified card goes through before it is read (`sharpened`).
+        `pips`: a number card the whole-card and index models leave unsure is decided again
+        with its pips' suit beside them (`scanner.pip_suits`; the board scanner's cards lie
+        whole and apart; in photos, cards overlapping each other, the pips gave as many wrong
+        answers as right ones on the photos choices are made on, session 43)."""
         if not quads:
             return []
         if image.ndim == 2:
@@ -403,6 +439,8 @@ class CardReader:
             for i, d in zip(again, self.decide_many(probs[again], [faces[i] for i in again]),
                             strict=True):
                 decided[i] = d
+        if pips and self.pips is not None:
+            self._pips_second_look(cards, ordered, probs, faces, decided)
         out = []
         for q, (card, down, diag, conf, cands) in zip(ordered, decided, strict=True):
             long_axis = (q[3] - q[0]) + (q[2] - q[1])

@@ -33,6 +33,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .onnx_session import one_core_session
 from .piece_crops import BoardCamera, cell_centre, off_frame
 
 KINDS = ("pawn", "knight", "bishop", "rook", "queen", "king")
@@ -305,8 +306,6 @@ class GlyphReader:
     def __init__(self, path: Path | None = None) -> None:
         import json
 
-        import onnxruntime as ort
-
         from models.pieces.token_glyph import KEYS, META_FILE, MODEL_FILE
 
         path = Path(path) if path else MODEL_FILE
@@ -315,11 +314,7 @@ class GlyphReader:
         self.sure_at, self.certain_at = float(th["sure"]), float(th["certain"])
         self.turns = tuple(float(a) for a in meta.get("turns", [0.0]))  # looks pooled a view
         self.keys = [tuple(k.split("-")) for k in KEYS]
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.session = one_core_session(path, quiet=True)
 
     @classmethod
     def default(cls) -> GlyphReader | None:

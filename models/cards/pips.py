@@ -1,0 +1,239 @@
+"""Training recipe for the pip reader (`card_pips.onnx`), the suit witness of scanner.pip_suits.
+
+Data: number cards (A-10) of the training decks (the validation decks apart) and procedural
+faces (`procedural.py`: fonts' and drawn suit shapes), warped onto tables and rectified through
+a jittered quad exactly as the index reader's data (`dataset.sample`, 30-130 px wide, a
+piece-like blob on 30 %), then cut into pips by `scanner.pip_suits.pip_blobs`; each pip is
+labelled with its card's suit and knows its size in frame pixels (the card's width times its
+share). Validation: the same from the validation decks (`gnome-berlin`, `gnome-orell`,
+`kde-nicu-white`); the held-out decks are left to `royal-table cards bench`.
+
+    royal-table train cards --pips [--epochs 5 --workers 2 --threads 2]
+
+About 5 min of data and 4 min of training on 2 cores. Needs the 'train' extra (torch CPU,
+onnx); runtime never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+from scanner.pip_suits import MIN_PX, PATCH, PIP_RANKS, SUITS, pip_blobs, size_feature
+
+HERE = Path(__file__).resolve().parent
+MODEL_FILE = HERE / "card_pips.onnx"
+META_FILE = HERE / "card_pips.json"
+WIDTHS = (30.0, 130.0)  # card width in frame pixels
+CHUNKS = 20
+
+
+def _chunk(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Pips of `n` sampled cards: crops, suits, sizes (frame px), card numbers."""
+    from models.cards import dataset as D
+
+    seed, n, designs = args
+    rng = np.random.default_rng(seed)
+    xs, ys, px, card = [], [], [], []
+    for k in range(n):
+        # the card's width, drawn by `sample` after its kind, design and code: read ahead
+        ahead = np.random.default_rng()
+        ahead.bit_generator.state = rng.bit_generator.state
+        ahead.random()
+        ahead.integers(len(designs))
+        ahead.integers(len(D.ALL_CODES))
+        width = ahead.uniform(*WIDTHS)
+        _, _, face, label = D.sample(rng, designs, p_none=0, p_back=0, width=WIDTHS,
+                                     p_piece=0.3, face_size=(100, 140))
+        code = D.CLASSES[label]
+        if code == "JK" or code[:-1] not in PIP_RANKS:
+            continue
+        face = _blurred(face, width, rng)
+        for crop, share in pip_blobs(face):
+            xs.append(crop)
+            ys.append(SUITS.index(code[-1]))
+            px.append(share * width)
+            card.append(seed * 100_000 + k)
+    return (np.array(xs, np.float32).reshape(-1, PATCH, PATCH), np.array(ys, np.int64),
+            np.array(px, np.float32), np.array(card, np.int64))
+
+
+def _blurred(card: np.ndarray, width: float, rng: np.random.Generator) -> np.ndarray:
+    """The rectified card as a defocused or shaken camera gives it, more often and more than
+    `dataset.sample` blurs (which the index reader is trained with): a pip blurred out of
+    shape must be read unsure, not as the suit its blur resembles (session 43: clubs under a
+    6 px motion blur read as spades by the first pip reader). Blur lengths are in frame
+    pixels, so a small card's pips blur more."""
+    import cv2
+
+    to_card = 100.0 / width  # canonical px per frame px
+    u = rng.random()
+    if u < 0.3:
+        return card
+    img = card.astype(np.float32)
+    if u < 0.7:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 2.5) * to_card)
+    if u >= 0.55:
+        length = rng.uniform(2.0, 9.0) * to_card
+        k = int(np.ceil(length)) | 1
+        ker = np.zeros((k, k), np.float32)
+        ker[k // 2, (k - int(round(length))) // 2:(k + int(round(length))) // 2 + 1] = 1.0
+        M = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), rng.uniform(0, 180), 1.0)
+        ker = cv2.warpAffine(ker, M, (k, k))
+        img = cv2.filter2D(img, -1, ker / max(ker.sum(), 1e-6))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def pip_data(seed: int, n_cards: int, designs: list[str], workers: int = 2, log=print):
+    t = time.time()
+    jobs = [(seed * 1000 + i, n_cards // CHUNKS, designs) for i in range(CHUNKS)]
+    with Pool(workers) as pool:
+        parts = pool.map(_chunk, jobs)
+    out = tuple(np.concatenate([p[j] for p in parts]) for j in range(4))
+    log(f"  {len(out[0])} pips of {n_cards} cards ({', '.join(designs[:3])}"
+        f"{'...' if len(designs) > 3 else ''}) in {time.time() - t:.0f} s")
+    return out
+
+
+def make_model():
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class PipNet(nn.Module):
+        """3 conv blocks 16-32-64 on the 24 x 24 pip, its size joined before the dense layer."""
+
+        def __init__(self):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16)
+            self.c2, self.b2 = nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32)
+            self.c3, self.b3 = nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64)
+            self.fc, self.out = nn.Linear(64 * 3 * 3 + 1, 64), nn.Linear(64, 4)
+
+        def forward(self, x, size):
+            x = F.max_pool2d(F.relu(self.b1(self.c1(x))), 2)
+            x = F.max_pool2d(F.relu(self.b2(self.c2(x))), 2)
+            x = F.max_pool2d(F.relu(self.b3(self.c3(x))), 2)
+            x = torch.cat([x.flatten(1), size[:, None]], 1)
+            return F.log_softmax(self.out(F.relu(self.fc(x))), 1)
+
+    return PipNet()
+
+
+def _augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Either end up (a card's lower pips stand on their heads), mirrored, lit, noised and
+    shifted by up to 2 px."""
+    n = len(x)
+    turn = rng.random(n) < 0.5
+    x[turn] = x[turn][:, ::-1, ::-1]
+    flip = rng.random(n) < 0.5
+    x[flip] = x[flip][:, :, ::-1]
+    x = x * rng.uniform(0.6, 1.3, (n, 1, 1)) + rng.normal(0, 0.05, (n, 1, 1)) \
+        + rng.normal(0, 0.04, x.shape)
+    out = np.empty_like(x)
+    for i in range(n):
+        dx, dy = rng.integers(-2, 3, 2)
+        out[i] = np.roll(np.roll(x[i], dx, 1), dy, 0)
+    return out.astype(np.float32)
+
+
+def card_pair_accuracy(lp: np.ndarray, ys: np.ndarray, px: np.ndarray, cards: np.ndarray,
+                       min_px: float = MIN_PX) -> tuple[int, int]:
+    """Cards whose pips (at least `min_px` wide) name the right suit of the card's colour:
+    (right, cards with such pips)."""
+    by_card = defaultdict(list)
+    for k in np.flatnonzero(px >= min_px):
+        by_card[int(cards[k])].append(k)
+    right = 0
+    for idx in by_card.values():
+        total = lp[idx].sum(0)
+        s = int(ys[idx[0]])
+        twin = {0: 3, 3: 0, 1: 2, 2: 1}[s]
+        right += total[s] > total[twin]
+    return right, len(by_card)
+
+
+def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 30000, n_val: int = 8000,
+          epochs: int = 5, workers: int = 2, threads: int = 2, out: Path = HERE,
+          log=print) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from models.cards.dataset import PROCEDURAL
+    from models.cards.train import VAL_DESIGNS, training_decks
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    t0 = time.time()
+    xd, yd, sd, _ = pip_data(seed, n_cards, training_decks(), workers, log)
+    xp, yp, sp, _ = pip_data(seed + 1, n_proc, [PROCEDURAL], workers, log)
+    xv, yv, sv, cv = pip_data(seed + 2, n_val, list(VAL_DESIGNS), workers, log)
+    x, y = np.concatenate([xd, xp]), np.concatenate([yd, yp])
+    size = size_feature(np.concatenate([sd, sp]))
+    net = make_model()
+    batch = 256
+    steps = epochs * (len(x) // batch)
+    opt = torch.optim.AdamW(net.parameters(), 3e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
+    rng = np.random.default_rng(0)
+    xv_t, sv_t = torch.from_numpy(xv[:, None]), torch.from_numpy(size_feature(sv))
+
+    def val_log_probs() -> np.ndarray:
+        net.eval()
+        with torch.no_grad():
+            return torch.cat([net(xv_t[i:i + 4096], sv_t[i:i + 4096])
+                              for i in range(0, len(xv), 4096)]).numpy()
+
+    for ep in range(epochs):
+        t = time.time()
+        net.train()
+        perm = rng.permutation(len(x))
+        total = 0.0
+        for k in range(len(x) // batch):
+            idx = perm[k * batch:(k + 1) * batch]
+            xb = torch.from_numpy(_augment(x[idx].copy(), rng))[:, None]
+            sb = torch.from_numpy(size[idx] + rng.normal(0, 0.05, len(idx)).astype(np.float32))
+            loss = F.nll_loss(net(xb, sb), torch.from_numpy(y[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item()
+        lp = val_log_probs()
+        log(f"  epoch {ep + 1}/{epochs}: loss {total / (len(x) // batch):.3f}, validation pips "
+            f"{(lp.argmax(1) == yv).mean():.4f} (four suits), {time.time() - t:.0f} s")
+    lp = val_log_probs()
+    by_size = {}
+    for lo, hi in ((0, 4), (4, 6), (6, 9), (9, 14), (14, 1e9)):
+        sel = (sv >= lo) & (sv < hi)
+        by_size[f"{lo}-{hi if hi < 1e9 else 'up'} px"] = round(
+            float((lp.argmax(1)[sel] == yv[sel]).mean()), 4)
+    right, n = card_pair_accuracy(lp, yv, sv, cv)
+    out.mkdir(parents=True, exist_ok=True)
+    export_onnx(net, out / MODEL_FILE.name)
+    meta = {"suits": SUITS, "patch": PATCH, "min_px": MIN_PX, "weight": 1.0, "pool": "mean",
+            "seed": seed,
+            "train_pips": int(len(x)), "validation_pips": int(len(xv)),
+            "validation_pips_right_by_size": by_size,
+            "validation_cards_suit_of_colour_right": round(right / max(n, 1), 4),
+            "validation_cards": n, "epochs": epochs,
+            "minutes": round((time.time() - t0) / 60, 1)}
+    (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    log(f"pip reader: validation cards' suit (of their colour) {right}/{n} right; pips by size "
+        f"{by_size}; {out / MODEL_FILE.name}")
+    return meta
+
+
+def export_onnx(net, path: Path) -> None:
+    import torch
+
+    net.eval()
+    torch.onnx.export(net, (torch.zeros(1, 1, PATCH, PATCH), torch.zeros(1)), str(path),
+                      input_names=["pips", "size"], output_names=["log_probs"],
+                      dynamic_axes={"pips": {0: "n"}, "size": {0: "n"}, "log_probs": {0: "n"}},
+                      opset_version=17, dynamo=False)

@@ -1,0 +1,142 @@
+"""A third witness for a card's suit: the pips in its middle, read one by one by their shape.
+
+Where the index and whole-card readers leave a card of a held-out deck unsure, it is mostly
+unsure between the two suits of one colour with the rank right (clubs or spades, diamonds or
+hearts; models/cards/MODEL_CARD.md, sessions 10, 24 and 43): the index's suit mark is a few
+pixels and the whole-card thumbnail is 30 x 42. The pips of a number card are the same four
+shapes in almost every deck and several times the size of the index's mark, so each pip is
+cut out of the rectified card (dark or red ink on the card's paper, away from the index
+corners) and a tiny CNN (`models/cards/card_pips.onnx`, recipe `models/cards/pips.py`) names
+its suit from its shape alone, in grey, told how many pixels of the frame it spans. A pip
+narrower than MIN_PX frame pixels shows no shape and says nothing.
+
+The reader (`scanner.card_reader`) asks this witness only about number cards it left unsure
+and multiplies its evidence in as one more independent look: the pips' summed log-probabilities
+of the two suits of each colour, normalised within the colour, added to the number cards of
+those suits. Courts and jokers get none (their "pips" are pictures), and a suit's colour is the
+other readers' to tell (the pips are read in grey).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .onnx_session import one_core_session
+
+MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
+MODEL_FILE = MODEL_DIR / "card_pips.onnx"
+META_FILE = MODEL_DIR / "card_pips.json"
+SUITS = "CDHS"
+PIP_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
+PATCH = 24  # px: each pip's square crop as the model sees it
+INDEX_W, INDEX_H = 0.2, 0.3  # share of the card each index corner takes (left out)
+MIN_AREA = 18  # px of the 100 x 140 rectified card: smaller ink is a speck or a stroke
+MAX_AREA = 0.2  # share of the card: bigger ink is a picture or a piece
+MIN_CONTRAST = 40  # grey levels between the card's paper and its darkest ink
+# Under this a pip shows no shape: on the validation decks (blurred as the recipe blurs them)
+# 4-6 px pips were named 59 % right (of four suits), 6-9 px 81 %, 9-14 px 94 %.
+MIN_PX = 7.0
+
+
+def ink(card: np.ndarray) -> np.ndarray:
+    """Grey where ink is dark: the least of the channels, so red ink is as dark as black."""
+    return card.min(axis=2) if card.ndim == 3 else card
+
+
+def pip_blobs(card: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """The pip-like ink blobs of a rectified card (CANON 100 x 140, any channels): each as a
+    PATCH x PATCH crop (ink 1, paper 0) and its size as a share of the card's width."""
+    g = ink(card)
+    h, w = g.shape
+    inner = g[int(h * 0.08):int(h * 0.92), int(w * 0.08):int(w * 0.92)]
+    paper, dark = np.percentile(inner, 90), np.percentile(inner, 2)
+    if paper - dark < MIN_CONTRAST:
+        return []
+    mask = (g < (paper + dark) / 2).astype(np.uint8)
+    cw, ch = int(w * INDEX_W), int(h * INDEX_H)
+    for x0, y0 in ((0, 0), (w - cw, 0), (0, h - ch), (w - cw, h - ch)):
+        mask[y0:y0 + ch, x0:x0 + cw] = 0  # the index corners (either diagonal)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    gf = g.astype(np.float32)
+    out = []
+    for x, y, bw, bh, area in stats[1:n]:
+        if area < MIN_AREA or area > MAX_AREA * w * h:
+            continue
+        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+            continue  # cut by the card's edge: a border or a neighbour
+        if not 0.55 < bw / bh < 1.6 or area < 0.35 * bw * bh:
+            continue  # a stroke or a frame, not a pip
+        side = max(bw, bh) + 4
+        s = PATCH / side
+        x0, y0 = x + bw / 2 - side / 2, y + bh / 2 - side / 2
+        M = np.float32([[s, 0, -x0 * s], [0, s, -y0 * s]])
+        crop = cv2.warpAffine(gf, M, (PATCH, PATCH), flags=cv2.INTER_AREA,
+                              borderValue=float(paper))
+        crop = np.clip((paper - crop) / (paper - dark), -0.2, 1.2).astype(np.float32)
+        out.append((crop, max(bw, bh) / w))
+    return out
+
+
+def size_feature(px: np.ndarray) -> np.ndarray:
+    """A pip's size in frame pixels as the model takes it (log, about 0 at 8 px)."""
+    return np.log(np.clip(np.asarray(px, np.float32), 2.0, 40.0) / 8.0).astype(np.float32)
+
+
+class PipReader:
+    """Suit evidence from a card's pips (see the module doc)."""
+
+    def __init__(self, model_path: str | Path = MODEL_FILE, meta_path: str | Path = META_FILE):
+        self.session = one_core_session(model_path)
+        meta = json.loads(Path(meta_path).read_text())
+        self.min_px = float(meta.get("min_px", MIN_PX))
+        self.weight = float(meta.get("weight", 1.0))
+        self.pool = str(meta.get("pool", "mean"))
+
+    @classmethod
+    def installed(cls, folder: Path | None = None) -> PipReader | None:
+        """The reader of `folder` (default: the committed model), or None where it has none."""
+        folder = MODEL_DIR if folder is None else Path(folder)
+        model, meta = folder / MODEL_FILE.name, folder / META_FILE.name
+        return cls(model, meta) if model.exists() and meta.exists() else None
+
+    def suit_log_probs(self, cards: list[np.ndarray], widths_px: list[float]
+                       ) -> list[np.ndarray | None]:
+        """Per rectified card (and its width in frame pixels): log P of each suit (C, D, H, S)
+        from its pips, each colour's two suits normalised between themselves, or None where
+        no pip is big enough to show its shape."""
+        crops, sizes, owner = [], [], []
+        for i, (card, width) in enumerate(zip(cards, widths_px, strict=True)):
+            for crop, share in pip_blobs(card):
+                if share * width >= self.min_px:
+                    crops.append(crop)
+                    sizes.append(share * width)
+                    owner.append(i)
+        out: list[np.ndarray | None] = [None] * len(cards)
+        if not crops:
+            return out
+        name_x, name_s = (i.name for i in self.session.get_inputs())
+        lp = self.session.run(None, {name_x: np.stack(crops)[:, None],
+                                     name_s: size_feature(np.array(sizes))})[0]
+        owner_a = np.array(owner)
+        for i in set(owner):
+            mine = lp[owner_a == i].astype(np.float64)
+            total = mine.mean(0) if self.pool == "mean" else mine.sum(0)
+            norm = np.empty(4)
+            for a, b in ((0, 3), (1, 2)):  # clubs/spades, diamonds/hearts
+                z = np.logaddexp(total[a], total[b])
+                norm[a], norm[b] = total[a] - z, total[b] - z
+            out[i] = norm
+        return out
+
+    def card_evidence(self, suit_lp: np.ndarray, classes: list[str]) -> np.ndarray:
+        """Log evidence over the reader's card classes: the weighted suit log-probability on
+        the number cards (A-10), nothing on courts and jokers."""
+        e = np.zeros(len(classes))
+        for k, c in enumerate(classes):
+            if c != "JK" and c[:-1] in PIP_RANKS and c[-1] in SUITS:
+                e[k] = self.weight * suit_lp[SUITS.index(c[-1])]
+        return e
