@@ -15,7 +15,7 @@ def _cards(args: argparse.Namespace) -> int:
         return 2
     # fine-tuning (--scenes) starts from trained weights: fewer epochs, a gentler rate
     if args.epochs is None:
-        args.epochs = 4 if args.scenes else 5 if args.pips else 12
+        args.epochs = 4 if args.scenes else 8 if args.pips else 12
     if args.lr is None:
         args.lr = 1e-3 if args.scenes else 3e-3
     if args.cards < 100 or args.epochs < 0 or (args.epochs == 0 and not args.init
@@ -97,7 +97,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                    "a card under a quad the board finder found, or cloth?")
     p.add_argument("--pips", action="store_true",
                    help="train the pip reader (card_pips.onnx) instead: the suit of a number "
-                   "card from the shapes of its pips (models/cards/pips.py; default 5 epochs)")
+                   "card from the shapes of its pips (models/cards/pips.py; default 8 epochs)")
     p.add_argument("--scenes", type=int, default=0, metavar="N",
                    help="fine-tune the index and whole-card readers in --start on N rendered "
                    "table stills cut by the board finder (models/cards/finetune.py); "
@@ -122,7 +122,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                    "and procedural faces in proportion)")
     p.add_argument("--val-cards", type=int, default=3000, help="validation cards")
     p.add_argument("--epochs", type=int,
-                   help="training epochs (default 12; 4 with --scenes, 5 with --pips)")
+                   help="training epochs (default 12; 4 with --scenes, 8 with --pips)")
     p.add_argument("--none-share", type=float, default=0.35,
                    help="share of blank-corner crops seen per epoch")
     p.add_argument("--augment", action="store_true",
