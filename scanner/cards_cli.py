@@ -112,8 +112,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                           "`cards bench` prints the measured figures.")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photos, or 'bench'")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--models", help="folder with card_index.onnx/.json (and card_face.*) "
-                        "to use instead of the committed models")
+    parser.add_argument("--models", help="folder with card_index.onnx/.json (and card_face.*, "
+                        "card_pips.*: the board's pip reader, off where absent) to use instead "
+                        "of the committed models")
     g = parser.add_argument_group("bench options")
     g.add_argument("--stills", type=int, default=30, help="held-out rendered stills")
     g.add_argument("--designs", metavar="D1,D2",

@@ -43,7 +43,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="the armies, e.g. pawn,knight,bishop,king rook,rook,queen,king "
                         "(default: inferred from the units placed)")
     parser.add_argument("--models", help="folder with the card models to use instead of the "
-                        "committed ones (card_index.onnx/.json, card_face.onnx/.json)")
+                        "committed ones (card_index.onnx/.json, card_face.onnx/.json, and "
+                        "card_pips.onnx/.json: without it the pips are not read)")
     parser.add_argument("--max-frames", type=int, default=0, help="stop after N frames")
     parser.add_argument("--every-zone", action="store_true",
                         help="read all 37 zones on every frame (default: only zones whose "
