@@ -28,7 +28,6 @@ import numpy as np
 from engines.royal_battles import CELL_NAMES
 
 from .piece_classifier import (
-    BARE_PRINT_NONE,
     CLASSES,
     COSINE_SCALE,
     UNSURE_CLASS,
@@ -247,7 +246,7 @@ def all_printed(clf: PieceClassifier, image: np.ndarray, camera, cells: list[str
         return False
     looks = clf.tokens.read(image, as_board_camera(camera, image.shape), list(cells))
     return 2 * len(looks) > len(cells) and all(
-        m.present or m.glyph.p_none < BARE_PRINT_NONE for m in looks.values())
+        m.present or m.glyph.p_none < m.glyph.sure_at for m in looks.values())
 
 
 def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],

@@ -43,22 +43,22 @@ DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "pieces" / \
     "piece_classifier.onnx"
 DEFAULT_THRESHOLD = 0.6
 # In a game of printed tokens every unit is a token, so a cell is read bare where the glyph
-# reader is as sure there is no token as it must be to name one (its P(none) at its sure
-# threshold, 0.85), neither reader finds a token present, and the classifier does not lean to
-# a hand or a unit knocked over (its unsure class under 0.7). Held-out card designs' pips and
+# reader is as sure there is no token as it must be to name one (its P(none) at its own sure
+# threshold, `GlyphLook.sure_at`: 0.85 for the committed reader), neither reader finds a token
+# present, and the classifier does not lean to a hand or a unit knocked over (its unsure class
+# under BARE_PRINT_UNSURE). Held-out card designs' pips and
 # court pictures leave bare cells doubted by the classifier, or taken for units: in held-out
 # frames of seeds 1,000,360-1,000,719 (where these were chosen) 110 such bare cells of token
 # scenes read bare, no cell with a token and no cell under an arm
 # (models/pieces/MODEL_CARD.md, session 42).
-BARE_PRINT_NONE = 0.85
 BARE_PRINT_UNSURE = 0.7
 
 
 def bare_print(probs: np.ndarray, match: TokenMatch) -> bool:
     """Whether a cell (the classifier's 14 probabilities `probs`) reads bare by the token
-    reader's `match`, in a game of printed tokens (BARE_PRINT_*)."""
+    reader's `match`, in a game of printed tokens (see BARE_PRINT_UNSURE)."""
     glyph = match.glyph
-    return glyph is not None and not match.present and glyph.p_none >= BARE_PRINT_NONE \
+    return glyph is not None and not match.present and glyph.p_none >= glyph.sure_at \
         and float(probs[UNSURE_CLASS]) < BARE_PRINT_UNSURE
 
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from scanner.piece_classifier import (
-    BARE_PRINT_NONE,
     BARE_PRINT_UNSURE,
     CLASSES,
     UNSURE_CLASS,
@@ -233,7 +232,7 @@ def test_a_doubted_cell_whose_print_shows_no_token_reads_bare_in_a_game_of_token
         m.glyph = GlyphLook("white-pawn", 0.02, p_none, sure_at=0.85, certain_at=0.9)
         return m
 
-    matches = {"c3": none(BARE_PRINT_NONE + 0.05), "d3": none(BARE_PRINT_NONE - 0.05),
+    matches = {"c3": none(0.85 + 0.05), "d3": none(0.85 - 0.05),  # about its sure_at
                "e3": _match(("white", "pawn"), 0.5, 0.0, 0.2)}  # no glyph reader installed
     monkeypatch.setattr(clf.tokens, "read", lambda image, cam, asked: {
         c: matches[c] for c in asked})

@@ -295,6 +295,7 @@ def board_metrics(clf: PieceClassifier, seeds: list[int], split: str = "heldout"
     sets' with the token reader resting."""
     per: dict[str, list[int]] = {}
     tokens = clf.tokens
+    printed_set = tokens is not None and tokens.printed_set
     for seed in seeds:
         for image, cam, labels, pset in board_frames(seed, split, piece_sets):
             if tokens is not None:
@@ -306,6 +307,8 @@ def board_metrics(clf: PieceClassifier, seeds: list[int], split: str = "heldout"
                 got = clf.read(image, cam, list(labels))
             finally:
                 clf.tokens = tokens
+                if tokens is not None:
+                    tokens.printed_set = printed_set
             s = per.setdefault(pset, [0] * 6)
             for cell, label in labels.items():
                 r = got[cell]
