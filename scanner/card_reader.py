@@ -322,8 +322,7 @@ class CardReader:
         cards are looked at: an answer already given stands, and a frame's sure cards cost
         nothing."""
         ask = [i for i, d in enumerate(decided) if d[0] is None and not d[1]
-               and faces[i] is not None and d[4] and d[4][0][0] != "JK"
-               and d[4][0][0][:-1] in PIP_RANKS]
+               and faces[i] is not None and d[4] and d[4][0][0][:-1] in PIP_RANKS]
         if not ask:
             return
         suits = self.pips.suit_log_probs([cards[i] for i in ask],
@@ -332,8 +331,8 @@ class CardReader:
         if not ask:
             return
         idx = [i for i, _ in ask]
-        extra = np.stack([self.pips.card_evidence(s, self.classes[:self.n_cards])
-                          for _, s in ask])
+        extra = self.pips.card_evidence(np.stack([s for _, s in ask]),
+                                        self.classes[:self.n_cards])
         for i, d in zip(idx, self.decide_many(probs[idx], [faces[i] for i in idx], extra),
                         strict=True):
             decided[i] = d

@@ -31,6 +31,7 @@ MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "cards"
 MODEL_FILE = MODEL_DIR / "card_pips.onnx"
 META_FILE = MODEL_DIR / "card_pips.json"
 SUITS = "CDHS"
+TWIN = (3, 2, 1, 0)  # the other suit of each suit's colour: clubs and spades, diamonds and hearts
 PIP_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
 PATCH = 24  # px: each pip's square crop as the model sees it
 INDEX_W, INDEX_H = 0.2, 0.3  # share of the card each index corner takes (left out)
@@ -125,18 +126,13 @@ class PipReader:
         for i in set(owner):
             mine = lp[owner_a == i].astype(np.float64)
             total = mine.mean(0) if self.pool == "mean" else mine.sum(0)
-            norm = np.empty(4)
-            for a, b in ((0, 3), (1, 2)):  # clubs/spades, diamonds/hearts
-                z = np.logaddexp(total[a], total[b])
-                norm[a], norm[b] = total[a] - z, total[b] - z
-            out[i] = norm
+            out[i] = total - np.logaddexp(total, total[list(TWIN)])
         return out
 
     def card_evidence(self, suit_lp: np.ndarray, classes: list[str]) -> np.ndarray:
-        """Log evidence over the reader's card classes: the weighted suit log-probability on
-        the number cards (A-10), nothing on courts and jokers."""
-        e = np.zeros(len(classes))
-        for k, c in enumerate(classes):
-            if c != "JK" and c[:-1] in PIP_RANKS and c[-1] in SUITS:
-                e[k] = self.weight * suit_lp[SUITS.index(c[-1])]
-        return e
+        """Log evidence over the reader's card classes (`suit_lp`: 4 suits, or N x 4 for N
+        cards): the weighted suit log-probability on the number cards (A-10), nothing on
+        courts and jokers."""
+        suit = np.array([SUITS.index(c[-1]) if c[:-1] in PIP_RANKS else 0 for c in classes])
+        number = np.array([c[:-1] in PIP_RANKS for c in classes])  # "JK"[:-1] is no rank
+        return np.where(number, self.weight * np.asarray(suit_lp)[..., suit], 0.0)

@@ -90,16 +90,19 @@ def _camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
            p_back: float = 0.06, width: tuple[float, float] = (44, 130), p_piece: float = 0.3,
-           face_size: tuple[int, int] | None = None) -> tuple:
+           face_size: tuple[int, int] | None = None, seen: dict | None = None) -> tuple:
     """One card (or an empty patch of table) as 4 corner crops (4 x H x W x 3 uint8) and their
     4 class labels; with `face_size` (w, h) also the whole rectified card at that size and its
-    class (the card, "back" or "none")."""
+    class (the card, "back" or "none"). `seen`, where given, is told how the card was seen:
+    its width in pixels ("width"). It draws nothing, so samples stay as they were."""
     u = rng.random()
     design = designs[int(rng.integers(len(designs)))]
     code = "none" if u < p_none else "back" if u < p_none + p_back else \
         ALL_CODES[int(rng.integers(len(ALL_CODES)))]
     # the card as seen: width in pixels, in-plane turn, perspective squash
     cw = rng.uniform(*width)
+    if seen is not None:
+        seen["width"] = cw
     chh = cw * 88 / 63
     margin = int(cw * 0.2) + 6
     W = H = int(max(cw, chh) + 2 * margin)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scanner.pip_suits import MIN_PX, PATCH, PIP_RANKS, SUITS, pip_blobs, size_feature
+from scanner.pip_suits import MIN_PX, PATCH, PIP_RANKS, SUITS, TWIN, pip_blobs, size_feature
 
 HERE = Path(__file__).resolve().parent
 MODEL_FILE = HERE / "card_pips.onnx"
@@ -40,19 +40,14 @@ def _chunk(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     seed, n, designs = args
     rng = np.random.default_rng(seed)
     xs, ys, px, card = [], [], [], []
+    seen: dict = {}
     for k in range(n):
-        # the card's width, drawn by `sample` after its kind, design and code: read ahead
-        ahead = np.random.default_rng()
-        ahead.bit_generator.state = rng.bit_generator.state
-        ahead.random()
-        ahead.integers(len(designs))
-        ahead.integers(len(D.ALL_CODES))
-        width = ahead.uniform(*WIDTHS)
         _, _, face, label = D.sample(rng, designs, p_none=0, p_back=0, width=WIDTHS,
-                                     p_piece=0.3, face_size=(100, 140))
+                                     p_piece=0.3, face_size=(100, 140), seen=seen)
         code = D.CLASSES[label]
-        if code == "JK" or code[:-1] not in PIP_RANKS:
+        if code[:-1] not in PIP_RANKS:  # courts and the joker ("J"): no pips
             continue
+        width = seen["width"]
         face = _blurred(face, width, rng)
         for crop, share in pip_blobs(face):
             xs.append(crop)
@@ -153,8 +148,7 @@ def card_pair_accuracy(lp: np.ndarray, ys: np.ndarray, px: np.ndarray, cards: np
     for idx in by_card.values():
         total = lp[idx].sum(0)
         s = int(ys[idx[0]])
-        twin = {0: 3, 3: 0, 1: 2, 2: 1}[s]
-        right += total[s] > total[twin]
+        right += total[s] > total[TWIN[s]]
     return right, len(by_card)
 
 
