@@ -17,7 +17,7 @@ import numpy as np
 
 from .detections import CardReading
 from .onnx_session import one_core_session
-from .pip_suits import PIP_RANKS, PipReader
+from .pip_suits import COURT_RANKS, PIP_RANKS, PipReader
 from .rectify import (
     CANON_H,
     CANON_RECT,
@@ -317,22 +317,34 @@ class CardReader:
     def _pips_second_look(self, cards: np.ndarray, ordered: list[np.ndarray],
                           probs: np.ndarray, faces: list[np.ndarray | None],
                           decided: list) -> None:
-        """Number cards the index and whole card left unsure, decided again with their pips'
-        suit as a third witness (`scanner.pip_suits`), in place in `decided`. Only unsure
-        cards are looked at: an answer already given stands, and a frame's sure cards cost
-        nothing."""
+        """Cards the index and whole card left unsure, decided again with a third witness for
+        the suit (`scanner.pip_suits`), in place in `decided`: a number card's pips, a court
+        card's index marks. Only unsure cards are looked at: an answer already given stands,
+        and a frame's sure cards cost nothing."""
         ask = [i for i, d in enumerate(decided) if d[0] is None and not d[1]
-               and faces[i] is not None and d[4] and d[4][0][0][:-1] in PIP_RANKS]
-        if not ask:
+               and faces[i] is not None and d[4]]
+        rank = {i: decided[i][4][0][0][:-1] for i in ask}
+        numbers = [i for i in ask if rank[i] in PIP_RANKS]
+        courts = [i for i in ask if rank[i] in COURT_RANKS] \
+            if self.pips.mark_min_px is not None else []
+        if not numbers and not courts:
             return
-        suits = self.pips.suit_log_probs([cards[i] for i in ask],
-                                         [_width_px(ordered[i]) for i in ask])
-        ask = [(i, s) for i, s in zip(ask, suits, strict=True) if s is not None]
-        if not ask:
+        classes = self.classes[:self.n_cards]
+        evidence: dict[int, np.ndarray] = {}
+        for i, s in zip(numbers, self.pips.suit_log_probs(
+                [cards[i] for i in numbers], [_width_px(ordered[i]) for i in numbers]),
+                strict=True):
+            if s is not None:
+                evidence[i] = self.pips.card_evidence(s, classes)
+        for i, s in zip(courts, self.pips.mark_log_probs(
+                [cards[i] for i in courts], [_width_px(ordered[i]) for i in courts],
+                [decided[i][2] for i in courts]), strict=True):
+            if s is not None:
+                evidence[i] = self.pips.court_evidence(s, classes)
+        if not evidence:
             return
-        idx = [i for i, _ in ask]
-        extra = self.pips.card_evidence(np.stack([s for _, s in ask]),
-                                        self.classes[:self.n_cards])
+        idx = sorted(evidence)
+        extra = np.stack([evidence[i] for i in idx])
         for i, d in zip(idx, self.decide_many(probs[idx], [faces[i] for i in idx], extra),
                         strict=True):
             decided[i] = d

@@ -1,5 +1,6 @@
-"""The pip reader: pips cut out of a rectified card, their suit read, and the reader asking it
-only about number cards it left unsure."""
+"""The pip reader: pips cut out of a rectified card, and the suit marks of its index corners,
+their suit read, and the reader asking it only about cards it left unsure (number cards by
+their pips, courts by their index marks)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ import numpy as np
 import pytest
 
 from scanner.card_reader import CardReader
-from scanner.pip_suits import META_FILE, MODEL_FILE, PATCH, PipReader, pip_blobs
+from scanner.pip_suits import (
+    META_FILE,
+    MODEL_FILE,
+    PATCH,
+    PipReader,
+    index_marks,
+    pip_blobs,
+)
 from scanner.rectify import CANON_H, CANON_W, portrait_order, rectify
 
 FIX = Path(__file__).parent / "fixtures" / "cards"
@@ -63,15 +71,17 @@ def pips() -> PipReader:
     return reader
 
 
-def fixture_number_cards() -> list[tuple[np.ndarray, float, str]]:
+def fixture_cards(courts: bool = False) -> list[tuple[np.ndarray, float, str]]:
+    """Rectified cards of the held-out fixture stills (number cards, or courts), their width
+    in frame pixels and their suit."""
     out = []
     for name in ("still-0", "still-1", "still-close"):
         img = cv2.imread(str(FIX / f"{name}.jpg"))
         truth = json.loads((FIX / f"{name}.json").read_text())
         for cell in truth["cells"].values():
             card = cell.get("card")
-            if not card or card == "JK" or card[:-1] in "JQK" or cell.get("in_frame", 0) < 1 \
-                    or cell.get("visible_fraction", 0) < 0.9:
+            if not card or card == "JK" or (card[:-1] in "JQK") != courts \
+                    or cell.get("in_frame", 0) < 1 or cell.get("visible_fraction", 0) < 0.9:
                 continue
             q = portrait_order(np.array(cell["corners"], np.float32))
             width = float(np.linalg.norm(q[1] - q[0]))
@@ -80,7 +90,7 @@ def fixture_number_cards() -> list[tuple[np.ndarray, float, str]]:
 
 
 def test_pips_name_the_suit_of_held_out_number_cards(pips):
-    cards = fixture_number_cards()
+    cards = fixture_cards()
     assert len(cards) >= 30
     suits = pips.suit_log_probs([c for c, _, _ in cards], [w for _, w, _ in cards])
     said = [(s, truth) for s, (_, _, truth) in zip(suits, cards, strict=True) if s is not None]
@@ -94,7 +104,7 @@ def test_pips_name_the_suit_of_held_out_number_cards(pips):
 
 
 def test_tiny_pips_say_nothing(pips):
-    card, width, _ = fixture_number_cards()[0]
+    card, width, _ = fixture_cards()[0]
     assert pips.suit_log_probs([card], [1.0]) == [None]  # the card 1 px wide: no shape
 
 
@@ -155,3 +165,79 @@ def test_fused_evidence_takes_a_further_witness():
     ks, _, _, confs = fuse_many(corners, faces, 53, 53, extra)
     down = plain[1]
     assert all(k == 7 and c > 0.99 for k, c, d in zip(ks, confs, down, strict=True) if not d)
+
+
+def court_card(rank: str = "Q", turned: bool = False) -> np.ndarray:
+    """A drawn court card: its rank letter and a round suit mark under it in the nw and se
+    index corners (or, `turned`, in the ne and sw ones), a picture in the middle."""
+    card = blank_card()
+    cv2.putText(card, rank, (6, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (20, 20, 20), 2)
+    cv2.circle(card, (13, 32), 6, (20, 20, 20), -1)
+    card[100:, 70:] = np.rot90(card[:40, :30], 2)  # the se corner: the nw one turned round
+    card[30:110, 32:68] = (40, 40, 200)  # the picture
+    return card[:, ::-1].copy() if turned else card
+
+
+def test_index_marks_are_found_under_the_rank_of_the_index_diagonal():
+    marks = index_marks(court_card())
+    assert len(marks) == 2  # the nw corner, and the se one turned
+    for crop, share in marks:
+        assert crop.shape == (PATCH, PATCH) and crop[PATCH // 2, PATCH // 2] > 0.8
+        assert share == pytest.approx(13 / CANON_W, abs=0.03)
+    assert index_marks(court_card(), "ne-sw") == []  # nothing under a rank there
+    assert len(index_marks(court_card(turned=True), "ne-sw")) == 2
+    no_rank = court_card()
+    no_rank[:22, :30] = 235  # no rank letter above the mark: no index, no mark
+    no_rank[118:, 70:] = 235
+    assert index_marks(no_rank) == []
+    assert index_marks(blank_card()) == [] and index_marks(np.zeros_like(blank_card())) == []
+
+
+def test_index_marks_name_the_suit_of_held_out_courts(pips):
+    cards = fixture_cards(courts=True)
+    assert len(cards) >= 15
+    suits = pips.mark_log_probs([c for c, _, _ in cards], [w for _, w, _ in cards],
+                                ["nw-se"] * len(cards))
+    said = [(s, truth) for s, (_, _, truth) in zip(suits, cards, strict=True) if s is not None]
+    assert len(said) >= 0.5 * len(cards)  # measured: 12 of 19 (the rest under 5 px)
+    twin = {"C": "S", "S": "C", "D": "H", "H": "D"}
+    assert all(s["CDHS".index(t)] > s["CDHS".index(twin[t])] for s, t in said)
+    assert pips.mark_log_probs([cards[0][0]], [1.0], [None]) == [None]  # tiny: nothing
+
+
+def test_mark_evidence_touches_only_courts_and_only_the_unlikelier_twin(pips):
+    classes = ["KC", "KS", "QD", "QH", "JK", "5C", "JS"]
+    e = pips.court_evidence(np.log(np.array([0.9, 0.5, 0.5, 0.1])), classes)
+    assert e[0] == 0 and e[1] == pytest.approx(np.log(0.1 / 0.9))
+    assert e[2] == 0 and e[3] == 0  # a mark read half and half moves nothing
+    assert e[4] == 0 and e[5] == 0  # the joker (no suit) and number cards (their pips')
+    assert e[6] == pytest.approx(np.log(0.1 / 0.9))
+
+
+def test_reader_asks_the_marks_only_about_unsure_courts():
+    reader, plain = CardReader(), CardReader(use_pips=False)
+    assert reader.pips.mark_min_px is not None
+    asked = []
+    original = reader.pips.mark_log_probs
+
+    def spy(cards, widths, diagonals):
+        asked.extend(diagonals)
+        return original(cards, widths, diagonals)
+
+    reader.pips.mark_log_probs = spy
+    for name in ("still-0", "still-1", "still-close"):
+        img = cv2.imread(str(FIX / f"{name}.jpg"))
+        truth = json.loads((FIX / f"{name}.json").read_text())
+        quads = [np.array(c["corners"], np.float32) for c in truth["cells"].values()
+                 if c.get("card") and c.get("in_frame", 0) == 1]
+        asked.clear()
+        got = reader.read_quads(img, quads, face_below_px=1e9, faces_up=True, pips=True)
+        before = plain.read_quads(img, quads, face_below_px=1e9, faces_up=True, pips=True)
+        unsure_courts = sum(r.card is None and bool(r.candidates)
+                            and r.candidates[0][0][:-1] in ("J", "Q", "K")
+                            and r.candidates[0][0] != "JK" for r in before)
+        assert len(asked) <= unsure_courts
+        assert all(d in ("nw-se", "ne-sw", None) for d in asked)
+        for a, b in zip(got, before, strict=True):
+            if b.card is not None:
+                assert a.card == b.card

@@ -24,7 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-from scanner.pip_suits import MIN_PX, PATCH, PIP_RANKS, SUITS, TWIN, pip_blobs, size_feature
+from scanner.pip_suits import (
+    MARK_MIN_PX,
+    MIN_PX,
+    PATCH,
+    PIP_RANKS,
+    SUITS,
+    TWIN,
+    pip_blobs,
+    size_feature,
+)
 
 HERE = Path(__file__).resolve().parent
 MODEL_FILE = HERE / "card_pips.onnx"
@@ -211,6 +220,7 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
     out.mkdir(parents=True, exist_ok=True)
     export_onnx(net, out / MODEL_FILE.name)
     meta = {"suits": SUITS, "patch": PATCH, "min_px": MIN_PX, "weight": 1.0, "pool": "mean",
+            "mark_min_px": MARK_MIN_PX,
             "seed": seed,
             "train_pips": int(len(x)), "validation_pips": int(len(xv)),
             "validation_pips_right_by_size": by_size,
