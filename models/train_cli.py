@@ -38,6 +38,9 @@ def _cards(args: argparse.Namespace) -> int:
     if args.pips:
         from models.cards import pips
 
+        if args.marks:
+            pips.measure_marks(Path(args.out), workers=args.workers)
+            return 0
         pips.train(seed=args.seed, epochs=args.epochs, workers=args.workers,
                    threads=args.threads, out=Path(args.out))
         return 0
@@ -98,6 +101,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--pips", action="store_true",
                    help="train the pip reader (card_pips.onnx) instead: the suit of a number "
                    "card from the shapes of its pips (models/cards/pips.py; default 8 epochs)")
+    p.add_argument("--marks", action="store_true",
+                   help="with --pips: only measure how the pip reader in --out names the index "
+                   "marks of the validation decks' court cards, and write it into its meta")
     p.add_argument("--scenes", type=int, default=0, metavar="N",
                    help="fine-tune the index and whole-card readers in --start on N rendered "
                    "table stills cut by the board finder (models/cards/finetune.py); "

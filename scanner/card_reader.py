@@ -133,7 +133,8 @@ def fuse_many(corner_probs: np.ndarray, face_probs: np.ndarray, n_cards: int, ba
     """`fuse` for N cards at once (N x 4 x C corners, N x C whole cards), with the same
     arithmetic, so the same answers (tested against `fuse`): a frame's 30 cards one by one
     cost more in Python than in sums. `extra`: N x `n_cards` log evidence of a further
-    witness (the pips' suit, `scanner.pip_suits`), added as one more independent look.
+    witness (the pips' or index marks' suit, `scanner.pip_suits`), added as one more
+    independent look.
     Returns (card class, face down, corner, confidence)."""
     n = len(corner_probs)
     pred = corner_probs.argmax(2)
@@ -220,7 +221,7 @@ class CardReader:
                 # overlap, which the whole-card view was not trained on
                 self.face_below_px = float(fm.get("face_below_px", 1e9)
                                            if face_below_px is None else face_below_px)
-        # the pips' suit, a third witness for number cards the two leave unsure
+        # the suit's third witness (pips, index marks) for cards the two leave unsure
         self.pips = PipReader.installed(model_path.parent) \
             if use_pips and self.face_session is not None else None
 
@@ -407,10 +408,11 @@ class CardReader:
         card's true sides are known (the board scanner's metric patch); otherwise the image's
         side lengths decide, right for cards seen from above. `sharpen`: (amount, sigma) of
         an unsharp mask each rectified card goes through before it is read (`sharpened`).
-        `pips`: a number card the whole-card and index models leave unsure is decided again
-        with its pips' suit beside them (`scanner.pip_suits`; the board scanner's cards lie
-        whole and apart; in photos, cards overlapping each other, the pips gave as many wrong
-        answers as right ones on the photos choices are made on, session 43)."""
+        `pips`: a card the whole-card and index models leave unsure is decided again with a
+        third witness for its suit beside them, a number card's pips or a court's index marks
+        (`scanner.pip_suits`; the board scanner's cards lie whole and apart; in photos, cards
+        overlapping each other, the pips gave as many wrong answers as right ones on the
+        photos choices are made on, session 43)."""
         if not quads:
             return []
         if image.ndim == 2:

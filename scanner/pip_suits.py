@@ -11,10 +11,16 @@ its suit from its shape alone, in grey, told how many pixels of the frame it spa
 narrower than MIN_PX frame pixels shows no shape and says nothing.
 
 The reader (`scanner.card_reader`) asks this witness only about number cards it left unsure
-and multiplies its evidence in as one more independent look: the pips' summed log-probabilities
-of the two suits of each colour, normalised within the colour, added to the number cards of
-those suits. Courts and jokers get none (their "pips" are pictures), and a suit's colour is the
-other readers' to tell (the pips are read in grey).
+and multiplies its evidence in as one more independent look: the mean of the pips'
+log-probabilities of the two suits of each colour, normalised within the colour, added to the
+number cards of those suits (one look's worth: one deck's small pips, or one blurred frame,
+fool them all alike). A suit's colour is the other readers' to tell (the pips are read in grey).
+
+A court card has no pips (its picture is no suit shape), but the suit mark printed under the
+rank in each index corner is one, if smaller (`index_marks`, on the index diagonal the reader
+found). The same model names it; a court left unsure gets that evidence on its twin suit's
+courts only (`court_evidence`), marks narrower than MARK_MIN_PX frame pixels saying nothing.
+Jokers get none: their index has no suit.
 """
 
 from __future__ import annotations

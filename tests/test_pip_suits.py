@@ -241,3 +241,19 @@ def test_reader_asks_the_marks_only_about_unsure_courts():
         for a, b in zip(got, before, strict=True):
             if b.card is not None:
                 assert a.card == b.card
+
+
+def test_the_recipe_cuts_court_marks_where_the_sampled_card_prints_its_index():
+    from models.cards import dataset as D
+    from models.cards import pips as recipe
+
+    seen: dict = {}
+    a = D.sample(np.random.default_rng(4), [D.PROCEDURAL], face_size=(100, 140), seen=seen)
+    b = D.sample(np.random.default_rng(4), [D.PROCEDURAL], face_size=(100, 140))
+    assert isinstance(seen["mirrored"], bool) and 30 <= seen["width"] <= 130
+    assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))  # told, not drawn
+    x, y, px, cards = recipe._chunk((7, 80, ["gnome-berlin"], True))  # a validation deck
+    assert len(x) >= 10 and x.shape[1:] == (PATCH, PATCH)  # measured: 15 marks of 10 courts
+    assert set(y.tolist()) <= {0, 1, 2, 3} and (px > 0).all()
+    _, counts = np.unique(cards, return_counts=True)
+    assert counts.max() <= 2  # one mark in each index corner of the diagonal at most

@@ -94,7 +94,8 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
     """One card (or an empty patch of table) as 4 corner crops (4 x H x W x 3 uint8) and their
     4 class labels; with `face_size` (w, h) also the whole rectified card at that size and its
     class (the card, "back" or "none"). `seen`, where given, is told how the card was seen:
-    its width in pixels ("width"). It draws nothing, so samples stay as they were."""
+    its width in pixels ("width") and whether its face lies mirrored, the indices on the
+    ne-sw diagonal ("mirrored"). It draws nothing, so samples stay as they were."""
     u = rng.random()
     design = designs[int(rng.integers(len(designs)))]
     code = "none" if u < p_none else "back" if u < p_none + p_back else \
@@ -138,6 +139,8 @@ def sample(rng: np.random.Generator, designs: list[str], p_none: float = 0.06,
                         int(cw * rng.uniform(0.15, 0.35))), 0, 0, 360, col, -1)
     else:
         mirrored = False
+    if seen is not None:
+        seen["mirrored"] = mirrored
     canvas = _camera(_light(canvas, rng), rng)
     # the finder's corners: a little off, from either end of the card
     det = quad + rng.normal(0, cw * rng.choice([0.01, 0.02, 0.035]), quad.shape).astype(

@@ -9,6 +9,11 @@ share). Validation: the same from the validation decks (`gnome-berlin`, `gnome-o
 `kde-nicu-white`); the held-out decks are left to `royal-table cards bench`.
 
     royal-table train cards --pips --seed 11 [--epochs 8 --workers 2 --threads 2]
+    royal-table train cards --pips --marks     # only measure the committed model's index marks
+
+The index marks under a court card's rank are suit shapes too (`scanner.pip_suits.index_marks`);
+the recipe measures how the model names them on the validation decks' court cards, per smallest
+mark width (`validation_court_marks` in the meta), where MARK_MIN_PX is chosen.
 
 About 6 min of data and 6 min of training on 2 cores. Needs the 'train' extra (torch CPU,
 onnx); runtime never imports this module.
@@ -25,12 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from scanner.pip_suits import (
+    COURT_RANKS,
     MARK_MIN_PX,
     MIN_PX,
     PATCH,
     PIP_RANKS,
     SUITS,
     TWIN,
+    index_marks,
     pip_blobs,
     size_feature,
 )
@@ -43,10 +50,12 @@ CHUNKS = 20
 
 
 def _chunk(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Pips of `n` sampled cards: crops, suits, sizes (frame px), card numbers."""
+    """Pips of `n` sampled cards: crops, suits, sizes (frame px), card numbers; with `marks`,
+    instead the index marks (`index_marks`) of the court cards among them."""
     from models.cards import dataset as D
 
-    seed, n, designs = args
+    seed, n, designs, *rest = args
+    marks = bool(rest and rest[0])
     rng = np.random.default_rng(seed)
     xs, ys, px, card = [], [], [], []
     seen: dict = {}
@@ -54,11 +63,15 @@ def _chunk(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         _, _, face, label = D.sample(rng, designs, p_none=0, p_back=0, width=WIDTHS,
                                      p_piece=0.3, face_size=(100, 140), seen=seen)
         code = D.CLASSES[label]
-        if code[:-1] not in PIP_RANKS:  # courts and the joker ("J"): no pips
+        wanted = code[:-1] in COURT_RANKS and code != "JK" if marks else \
+            code[:-1] in PIP_RANKS  # ("JK"[:-1] is "J": the joker has no pips, no suit mark)
+        if not wanted:
             continue
         width = seen["width"]
         face = _blurred(face, width, rng)
-        for crop, share in pip_blobs(face):
+        found = index_marks(face, "ne-sw" if seen["mirrored"] else "nw-se") if marks \
+            else pip_blobs(face)
+        for crop, share in found:
             xs.append(crop)
             ys.append(SUITS.index(code[-1]))
             px.append(share * width)
@@ -93,9 +106,10 @@ def _blurred(card: np.ndarray, width: float, rng: np.random.Generator) -> np.nda
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
-def pip_data(seed: int, n_cards: int, designs: list[str], workers: int = 2, log=print):
+def pip_data(seed: int, n_cards: int, designs: list[str], workers: int = 2, log=print,
+             marks: bool = False):
     t = time.time()
-    jobs = [(seed * 1000 + i, n_cards // CHUNKS, designs) for i in range(CHUNKS)]
+    jobs = [(seed * 1000 + i, n_cards // CHUNKS, designs, marks) for i in range(CHUNKS)]
     with Pool(workers) as pool:
         parts = pool.map(_chunk, jobs)
     out = tuple(np.concatenate([p[j] for p in parts]) for j in range(4))
@@ -161,6 +175,23 @@ def card_pair_accuracy(lp: np.ndarray, ys: np.ndarray, px: np.ndarray, cards: np
     return right, len(by_card)
 
 
+def mark_accuracy(log_probs, seed: int = 13, n_val: int = 16000, workers: int = 2,
+                  log=print) -> dict:
+    """The court cards of the validation decks read by their index marks, as the reader
+    reads them (`log_probs(crops, sizes)`: N x 4): per smallest mark width, cards whose marks
+    name the right suit of their colour, and the wrong ones. MARK_MIN_PX is chosen here."""
+    from models.cards.train import VAL_DESIGNS
+
+    xv, yv, sv, cv = pip_data(seed, n_val, list(VAL_DESIGNS), workers, log, marks=True)
+    lp = log_probs(xv, sv) if len(xv) else np.zeros((0, 4))
+    out = {}
+    for min_px in (0.0, 4.0, 5.0, 6.0, 7.0):
+        right, n = card_pair_accuracy(lp, yv, sv, cv, min_px)
+        out[f"{min_px:g} px"] = {"right": int(right), "wrong": int(n - right)}
+    log(f"validation courts by their index marks, per smallest width: {out}")
+    return out
+
+
 def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int = 8000,
           epochs: int = 8, workers: int = 2, threads: int = 2, out: Path = HERE,
           log=print) -> dict:
@@ -217,6 +248,13 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
         by_size[f"{lo}-{hi if hi < 1e9 else 'up'} px"] = round(
             float((lp.argmax(1)[sel] == yv[sel]).mean()), 4)
     right, n = card_pair_accuracy(lp, yv, sv, cv)
+
+    def net_log_probs(xs: np.ndarray, px: np.ndarray) -> np.ndarray:
+        net.eval()
+        with torch.no_grad():
+            return net(torch.from_numpy(xs[:, None]), torch.from_numpy(size_feature(px))).numpy()
+
+    marks = mark_accuracy(net_log_probs, seed + 3, workers=workers, log=log)
     out.mkdir(parents=True, exist_ok=True)
     export_onnx(net, out / MODEL_FILE.name)
     meta = {"suits": SUITS, "patch": PATCH, "min_px": MIN_PX, "weight": 1.0, "pool": "mean",
@@ -225,12 +263,31 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
             "train_pips": int(len(x)), "validation_pips": int(len(xv)),
             "validation_pips_right_by_size": by_size,
             "validation_cards_suit_of_colour_right": round(right / max(n, 1), 4),
-            "validation_cards": n, "epochs": epochs,
+            "validation_cards": n, "validation_court_marks": marks, "epochs": epochs,
             "minutes": round((time.time() - t0) / 60, 1)}
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
     log(f"pip reader: validation cards' suit (of their colour) {right}/{n} right; pips by size "
         f"{by_size}; {out / MODEL_FILE.name}")
     return meta
+
+
+def measure_marks(folder: Path = HERE, workers: int = 2, log=print) -> dict:
+    """`mark_accuracy` of the pip reader in `folder`, written into its meta."""
+    from scanner.pip_suits import PipReader
+
+    reader = PipReader(folder / MODEL_FILE.name, folder / META_FILE.name)
+    name_x, name_s = (i.name for i in reader.session.get_inputs())
+
+    def onnx_log_probs(xs: np.ndarray, px: np.ndarray) -> np.ndarray:
+        return np.concatenate([reader.session.run(None, {
+            name_x: xs[i:i + 4096, None], name_s: size_feature(px[i:i + 4096])})[0]
+            for i in range(0, len(xs), 4096)])
+
+    meta = json.loads((folder / META_FILE.name).read_text())
+    meta["validation_court_marks"] = mark_accuracy(onnx_log_probs, meta.get("seed", 11) + 3,
+                                                   workers=workers, log=log)
+    (folder / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
+    return meta["validation_court_marks"]
 
 
 def export_onnx(net, path: Path) -> None:
