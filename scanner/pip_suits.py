@@ -85,6 +85,7 @@ def pip_blobs(card: np.ndarray) -> list[tuple[np.ndarray, float]]:
     for x0, y0 in ((0, 0), (w - cw, 0), (0, h - ch), (w - cw, h - ch)):
         mask[y0:y0 + ch, x0:x0 + cw] = 0  # the index corners (either diagonal)
     n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    gf = g.astype(np.float32)
     out = []
     for x, y, bw, bh, area in stats[1:n]:
         if area < MIN_AREA or area > MAX_AREA * w * h:
@@ -93,19 +94,20 @@ def pip_blobs(card: np.ndarray) -> list[tuple[np.ndarray, float]]:
             continue  # cut by the card's edge: a border or a neighbour
         if not _pip_shaped(bw, bh, area):
             continue  # a stroke or a frame, not a pip
-        out.append((_mark_crop(g, (x, y, bw, bh), paper, dark), max(bw, bh) / w))
+        out.append((_mark_crop(gf, (x, y, bw, bh), paper, dark), max(bw, bh) / w))
     return out
 
 
-def _mark_crop(g: np.ndarray, box: tuple[int, int, int, int], paper: float, dark: float
+def _mark_crop(gf: np.ndarray, box: tuple[int, int, int, int], paper: float, dark: float
                ) -> np.ndarray:
-    """The PATCH x PATCH crop (ink 1, paper 0) of the ink blob in `box` (x, y, w, h) of `g`."""
+    """The PATCH x PATCH crop (ink 1, paper 0) of the ink blob in `box` (x, y, w, h) of the
+    grey float32 card `gf`."""
     x, y, bw, bh = box
     side = max(bw, bh) + 4
     s = PATCH / side
     x0, y0 = x + bw / 2 - side / 2, y + bh / 2 - side / 2
     M = np.float32([[s, 0, -x0 * s], [0, s, -y0 * s]])
-    crop = cv2.warpAffine(g.astype(np.float32), M, (PATCH, PATCH), flags=cv2.INTER_AREA,
+    crop = cv2.warpAffine(gf, M, (PATCH, PATCH), flags=cv2.INTER_AREA,
                           borderValue=float(paper))
     return np.clip((paper - crop) / (paper - dark), -0.2, 1.2).astype(np.float32)
 
@@ -148,7 +150,8 @@ def index_marks(card: np.ndarray, diagonal: str = "nw-se") -> list[tuple[np.ndar
                  and _pip_shaped(s[2], s[3], s[4])]
         if below:
             x, y, bw, bh, _ = max(below, key=lambda s: s[4])
-            out.append((_mark_crop(corner, (x, y, bw, bh), paper, dark), max(bw, bh) / w))
+            crop = _mark_crop(corner.astype(np.float32), (x, y, bw, bh), paper, dark)
+            out.append((crop, max(bw, bh) / w))
     return out
 
 

@@ -118,20 +118,23 @@ def pip_data(seed: int, n_cards: int, designs: list[str], workers: int = 2, log=
     return out
 
 
-def make_model():
+def make_model(width: int = 1):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
+    a, b, c = 16 * width, 32 * width, 64 * width
+
     class PipNet(nn.Module):
-        """3 conv blocks 16-32-64 on the 24 x 24 pip, its size joined before the dense layer."""
+        """3 conv blocks 16-32-64 (times `width`) on the 24 x 24 pip, its size joined before
+        the dense layer."""
 
         def __init__(self):
             super().__init__()
-            self.c1, self.b1 = nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16)
-            self.c2, self.b2 = nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32)
-            self.c3, self.b3 = nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64)
-            self.fc, self.out = nn.Linear(64 * 3 * 3 + 1, 64), nn.Linear(64, 4)
+            self.c1, self.b1 = nn.Conv2d(1, a, 3, padding=1), nn.BatchNorm2d(a)
+            self.c2, self.b2 = nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b)
+            self.c3, self.b3 = nn.Conv2d(b, c, 3, padding=1), nn.BatchNorm2d(c)
+            self.fc, self.out = nn.Linear(c * 3 * 3 + 1, c), nn.Linear(c, 4)
 
         def forward(self, x, size):
             x = F.max_pool2d(F.relu(self.b1(self.c1(x))), 2)
@@ -194,7 +197,7 @@ def mark_accuracy(log_probs, seed: int = 13, n_val: int = 16000, workers: int = 
 
 def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int = 8000,
           epochs: int = 8, workers: int = 2, threads: int = 2, out: Path = HERE,
-          log=print) -> dict:
+          log=print, width: int = 1) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -209,7 +212,7 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
     xv, yv, sv, cv = pip_data(seed + 2, n_val, list(VAL_DESIGNS), workers, log)
     x, y = np.concatenate([xd, xp]), np.concatenate([yd, yp])
     size = size_feature(np.concatenate([sd, sp]))
-    net = make_model()
+    net = make_model(width)
     batch = 256
     steps = epochs * (len(x) // batch)
     opt = torch.optim.AdamW(net.parameters(), 3e-3, weight_decay=1e-4)
@@ -264,6 +267,7 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
             "validation_pips_right_by_size": by_size,
             "validation_cards_suit_of_colour_right": round(right / max(n, 1), 4),
             "validation_cards": n, "validation_court_marks": marks, "epochs": epochs,
+            "width": width,
             "minutes": round((time.time() - t0) / 60, 1)}
     (out / META_FILE.name).write_text(json.dumps(meta, indent=1) + "\n")
     log(f"pip reader: validation cards' suit (of their colour) {right}/{n} right; pips by size "
