@@ -322,26 +322,16 @@ class CardReader:
         the suit (`scanner.pip_suits`), in place in `decided`: a number card's pips, a court
         card's index marks. Only unsure cards are looked at: an answer already given stands,
         and a frame's sure cards cost nothing."""
-        ask = [i for i, d in enumerate(decided) if d[0] is None and not d[1]
-               and faces[i] is not None and d[4]]
-        rank = {i: decided[i][4][0][0][:-1] for i in ask}
-        numbers = [i for i in ask if rank[i] in PIP_RANKS]
-        courts = [i for i in ask if rank[i] in COURT_RANKS] \
-            if self.pips.mark_min_px is not None else []
-        if not numbers and not courts:
+        rank = {i: d[4][0][0][:-1] for i, d in enumerate(decided)
+                if d[0] is None and not d[1] and faces[i] is not None and d[4]}
+        ask = [i for i, r in rank.items() if r in PIP_RANKS or r in COURT_RANKS]
+        if not ask:
             return
-        classes = self.classes[:self.n_cards]
-        evidence: dict[int, np.ndarray] = {}
-        for i, s in zip(numbers, self.pips.suit_log_probs(
-                [cards[i] for i in numbers], [_width_px(ordered[i]) for i in numbers]),
-                strict=True):
-            if s is not None:
-                evidence[i] = self.pips.card_evidence(s, classes)
-        for i, s in zip(courts, self.pips.mark_log_probs(
-                [cards[i] for i in courts], [_width_px(ordered[i]) for i in courts],
-                [decided[i][2] for i in courts]), strict=True):
-            if s is not None:
-                evidence[i] = self.pips.court_evidence(s, classes)
+        said = self.pips.evidence([cards[i] for i in ask], [_width_px(ordered[i]) for i in ask],
+                                  [decided[i][2] for i in ask],
+                                  [rank[i] in COURT_RANKS for i in ask],
+                                  self.classes[:self.n_cards])
+        evidence = {i: e for i, e in zip(ask, said, strict=True) if e is not None}
         if not evidence:
             return
         idx = sorted(evidence)

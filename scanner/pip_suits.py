@@ -26,6 +26,7 @@ Jokers get none: their index has no suit.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import cv2
@@ -185,7 +186,8 @@ class PipReader:
         """Per rectified card (and its width in frame pixels): log P of each suit (C, D, H, S)
         from its pips, each colour's two suits normalised between themselves, or None where
         no pip is big enough to show its shape."""
-        return self._pooled([pip_blobs(card) for card in cards], widths_px, self.min_px)
+        return self._pooled([pip_blobs(card) for card in cards], widths_px,
+                            [self.min_px] * len(cards))
 
     def mark_log_probs(self, cards: list[np.ndarray], widths_px: list[float],
                        diagonals: list[str | None]) -> list[np.ndarray | None]:
@@ -196,16 +198,40 @@ class PipReader:
             return [None] * len(cards)
         blobs = [index_marks(card, diag or "nw-se") for card, diag in
                  zip(cards, diagonals, strict=True)]
-        return self._pooled(blobs, widths_px, self.mark_min_px)
+        return self._pooled(blobs, widths_px, [self.mark_min_px] * len(cards))
+
+    def evidence(self, cards: list[np.ndarray], widths_px: list[float],
+                 diagonals: list[str | None], courts: list[bool], classes: list[str]
+                 ) -> list[np.ndarray | None]:
+        """Per card, log evidence over `classes` from its suit shapes, read in one go: a
+        court's index marks (`court_evidence`; none where the reader has no mark threshold),
+        another card's pips (`card_evidence`); None where no shape is big enough."""
+        blobs, floors = [], []
+        for card, diag, court in zip(cards, diagonals, courts, strict=True):
+            if not court:
+                blobs.append(pip_blobs(card))
+                floors.append(self.min_px)
+            elif self.mark_min_px is not None:
+                blobs.append(index_marks(card, diag or "nw-se"))
+                floors.append(self.mark_min_px)
+            else:
+                blobs.append([])
+                floors.append(math.inf)
+        suits = self._pooled(blobs, widths_px, floors)
+        return [None if s is None else
+                self.court_evidence(s, classes) if court else self.card_evidence(s, classes)
+                for s, court in zip(suits, courts, strict=True)]
 
     def _pooled(self, blobs: list[list[tuple[np.ndarray, float]]], widths_px: list[float],
-                min_px: float) -> list[np.ndarray | None]:
-        """Per card, its blobs (crop, share of the card's width) of at least `min_px` frame
-        pixels read and pooled: log P of each suit, normalised within each colour."""
+                floors_px: list[float]) -> list[np.ndarray | None]:
+        """Per card, its blobs (crop, share of the card's width) at least as many frame pixels
+        wide as its floor, read and pooled: log P of each suit, normalised within each
+        colour."""
         crops, sizes, owner = [], [], []
-        for i, (found, width) in enumerate(zip(blobs, widths_px, strict=True)):
+        for i, (found, width, floor) in enumerate(zip(blobs, widths_px, floors_px,
+                                                      strict=True)):
             for crop, share in found:
-                if share * width >= min_px:
+                if share * width >= floor:
                     crops.append(crop)
                     sizes.append(share * width)
                     owner.append(i)

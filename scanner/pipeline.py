@@ -350,8 +350,9 @@ class TableScanner:
               sharpen: tuple[float, float] | None = None) -> list[CardReading]:
         """Read board cards (quads in the board's portrait order). A card on the grid lies
         whole and apart: the whole-card model reads every one (on 1920x1080 held-out stills,
-        73 % read right instead of 63 %, answers as precise), and the pips of a number card
-        it leaves unsure are read too (`scanner.pip_suits`); every card lies face up."""
+        73 % read right instead of 63 %, answers as precise), and a card it leaves unsure has
+        its suit shapes read too, a number card's pips or a court's index marks
+        (`scanner.pip_suits`); every card lies face up."""
         return self.reader.read_quads(image, quads, face_below_px=math.inf, maps=maps,
                                       faces_up=self.faces_up, in_portrait_order=True,
                                       sharpen=sharpen, pips=True)

@@ -121,13 +121,13 @@ def test_reader_asks_the_pips_only_where_it_was_unsure():
     plain = CardReader(use_pips=False)
     assert reader.pips is not None and plain.pips is None
     asked = []
-    original = reader.pips.suit_log_probs
+    original = reader.pips.evidence
 
-    def spy(cards, widths):
-        asked.append(len(cards))
-        return original(cards, widths)
+    def spy(cards, widths, diagonals, courts, classes):
+        asked.append(len(courts) - sum(courts))  # the number cards asked about
+        return original(cards, widths, diagonals, courts, classes)
 
-    reader.pips.suit_log_probs = spy
+    reader.pips.evidence = spy
     img = cv2.imread(str(FIX / "still-0.jpg"))
     truth = json.loads((FIX / "still-0.json").read_text())
     cells = [c for c in truth["cells"].values() if c.get("card") and c.get("in_frame", 0) == 1]
@@ -218,13 +218,13 @@ def test_reader_asks_the_marks_only_about_unsure_courts():
     reader, plain = CardReader(), CardReader(use_pips=False)
     assert reader.pips.mark_min_px is not None
     asked = []
-    original = reader.pips.mark_log_probs
+    original = reader.pips.evidence
 
-    def spy(cards, widths, diagonals):
-        asked.extend(diagonals)
-        return original(cards, widths, diagonals)
+    def spy(cards, widths, diagonals, courts, classes):
+        asked.extend(d for d, court in zip(diagonals, courts, strict=True) if court)
+        return original(cards, widths, diagonals, courts, classes)
 
-    reader.pips.mark_log_probs = spy
+    reader.pips.evidence = spy
     for name in ("still-0", "still-1", "still-close"):
         img = cv2.imread(str(FIX / f"{name}.jpg"))
         truth = json.loads((FIX / f"{name}.json").read_text())

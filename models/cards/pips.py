@@ -218,13 +218,13 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
     opt = torch.optim.AdamW(net.parameters(), 3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
     rng = np.random.default_rng(0)
-    xv_t, sv_t = torch.from_numpy(xv[:, None]), torch.from_numpy(size_feature(sv))
 
-    def val_log_probs() -> np.ndarray:
+    def net_log_probs(xs: np.ndarray, px: np.ndarray) -> np.ndarray:
         net.eval()
+        xs_t, px_t = torch.from_numpy(xs[:, None]), torch.from_numpy(size_feature(px))
         with torch.no_grad():
-            return torch.cat([net(xv_t[i:i + 4096], sv_t[i:i + 4096])
-                              for i in range(0, len(xv), 4096)]).numpy()
+            return torch.cat([net(xs_t[i:i + 4096], px_t[i:i + 4096])
+                              for i in range(0, len(xs), 4096)]).numpy()
 
     for ep in range(epochs):
         t = time.time()
@@ -241,22 +241,16 @@ def train(seed: int = 11, n_cards: int = 60000, n_proc: int = 60000, n_val: int 
             opt.step()
             sched.step()
             total += loss.item()
-        lp = val_log_probs()
+        lp = net_log_probs(xv, sv)
         log(f"  epoch {ep + 1}/{epochs}: loss {total / (len(x) // batch):.3f}, validation pips "
             f"{(lp.argmax(1) == yv).mean():.4f} (four suits), {time.time() - t:.0f} s")
-    lp = val_log_probs()
+    lp = net_log_probs(xv, sv)
     by_size = {}
     for lo, hi in ((0, 4), (4, 6), (6, 9), (9, 14), (14, 1e9)):
         sel = (sv >= lo) & (sv < hi)
         by_size[f"{lo}-{hi if hi < 1e9 else 'up'} px"] = round(
             float((lp.argmax(1)[sel] == yv[sel]).mean()), 4)
     right, n = card_pair_accuracy(lp, yv, sv, cv)
-
-    def net_log_probs(xs: np.ndarray, px: np.ndarray) -> np.ndarray:
-        net.eval()
-        with torch.no_grad():
-            return net(torch.from_numpy(xs[:, None]), torch.from_numpy(size_feature(px))).numpy()
-
     marks = mark_accuracy(net_log_probs, seed + 3, workers=workers, log=log)
     out.mkdir(parents=True, exist_ok=True)
     export_onnx(net, out / MODEL_FILE.name)
