@@ -19,6 +19,7 @@ from scanner.pip_suits import (
     PipReader,
     index_marks,
     pip_blobs,
+    spelled_index,
 )
 from scanner.rectify import CANON_H, CANON_W, portrait_order, rectify
 
@@ -241,6 +242,72 @@ def test_reader_asks_the_marks_only_about_unsure_courts():
         for a, b in zip(got, before, strict=True):
             if b.card is not None:
                 assert a.card == b.card
+
+
+def joker_card(picture_beside: bool = False) -> np.ndarray:
+    """A drawn joker: "J" and then o, k, e, r down its nw and se index corners (a small
+    picture away from them), or, `picture_beside`, a court's picture right against them."""
+    card = blank_card()
+    cv2.putText(card, "J", (6, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (20, 20, 200), 2)
+    for k, letter in enumerate("oker"):
+        cv2.putText(card, letter, (7, 33 + 11 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
+                    (20, 20, 200), 1)
+    card[40:100, 40:60] = (40, 160, 40)  # the jester
+    if picture_beside:
+        card[22:75, 18:40] = (120, 60, 40)
+    card[75:, 40:] = np.rot90(card[:65, :60], 2)  # the se corner: the nw one turned round
+    return card
+
+
+def test_a_word_down_the_index_is_spelled():
+    assert spelled_index(joker_card())
+    assert not spelled_index(joker_card(), "ne-sw")  # nothing on the other diagonal
+    assert spelled_index(joker_card()[:, ::-1].copy(), "ne-sw")
+    assert not spelled_index(court_card())  # a rank and one suit mark
+    assert not spelled_index(joker_card(picture_beside=True))  # a picture's parts
+    assert not spelled_index(blank_card()) and not spelled_index(np.zeros_like(blank_card()))
+
+
+def _deck_face(design: str, code: str) -> np.ndarray:
+    from models.renderer.assets import card_image
+
+    face = card_image(design, code)
+    if face.shape[2] == 4:  # rounded corners: transparent outside the card
+        a = face[:, :, 3:4] / 255.0
+        face = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+    return cv2.resize(face, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+
+
+def test_a_decks_joker_spells_its_name_and_its_courts_do_not():
+    """Tango prints "Joker" down its index, and its J in the courts' font: the readers took
+    its jokers for JD. No court of tango or of three ordinary decks spells a word."""
+    assert spelled_index(_deck_face("gnome-tango", "JK"))
+    for design in ("gnome-tango", "gnome-anglo", "kde-nicu-white", "kde-standard"):
+        for rank in "JQK":
+            for suit in "CDHS":
+                assert not spelled_index(_deck_face(design, rank + suit)), (design, rank + suit)
+
+
+def test_a_court_read_from_a_spelled_index_is_read_as_the_joker():
+    from scanner.card_reader import SPELLED_JOKER
+
+    cards = np.stack([joker_card(), court_card(), joker_card(), joker_card(), joker_card(),
+                      court_card()])
+    decided = [("JD", False, "nw-se", 0.9995, [("JD", 0.999), ("JH", 0.001)]),
+               ("QS", False, "nw-se", 0.9999, [("QS", 1.0)]),
+               (None, False, "nw-se", 0.6, [("KH", 0.6), ("JK", 0.3), ("KD", 0.1)]),
+               ("5H", False, "nw-se", 0.9999, [("5H", 1.0)]),  # a number card: its own read
+               ("JD", False, "ne-sw", 0.9995, [("JD", 1.0)]),  # read on the other diagonal
+               (None, False, "nw-se", 0.6, [("KH", 0.6), ("JK", 0.3)])]  # no word: unsure
+    before = list(decided)
+    CardReader._spelled_look(cards, decided)
+    rest = round(1 - SPELLED_JOKER, 4)
+    assert decided[0] == ("JK", False, "nw-se", SPELLED_JOKER,
+                          [("JK", SPELLED_JOKER), ("JD", round(0.999 * rest, 4)),
+                           ("JH", round(0.001 * rest, 4))])
+    assert decided[1] == before[1]  # a court's index: rank and mark
+    assert decided[2][0] == "JK" and [c for c, _ in decided[2][4]] == ["JK", "KH", "KD"]
+    assert decided[3] == before[3] and decided[4] == before[4] and decided[5] == before[5]
 
 
 def test_the_recipe_cuts_court_marks_where_the_sampled_card_prints_its_index():
