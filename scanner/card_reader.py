@@ -38,7 +38,7 @@ FACE_MODEL_FILE = MODEL_DIR / "card_face.onnx"
 FACE_META_FILE = MODEL_DIR / "card_face.json"
 # A card whose index corners spell a word is a joker: on the stills of the training,
 # validation and spare decks (60 + 60 + 45, the 4,516 cards found) every card whose two index
-# corners of either diagonal did so was one (20 of their 85 jokers; none of 1,003 courts and
+# corners of either diagonal did so was one (19 of their 85 jokers; none of 1,003 courts and
 # 3,428 number cards); on the held-out stills (24), the 5 tango jokers, 3 of them read JD at
 # 0.999 before.
 SPELLED_JOKER = 0.999
