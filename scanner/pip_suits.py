@@ -132,38 +132,40 @@ def _pip_shaped(bw: int, bh: int, area: int) -> bool:
     return 0.55 < bw / bh < 1.6 and area >= 0.35 * bw * bh
 
 
-def _index_corners(card: np.ndarray, diagonal: str, height: float, step: int = 1):
-    """The two index corners of `diagonal` of a rectified card (CANON 100 x 140), each turned
-    so that it reads as the nw one and cut to MARK_W of the card's width and `height` of its
-    height: per corner (grey corner as float32, its ink blobs as connectedComponentsWithStats
-    rows (x, y, w, h, area) sorted top to bottom, the rank's blob), the rank being the topmost
-    ink. Blobs touching the corner's top, left or right bound are left out (a picture's
-    frame, a neighbour, the table at a rounded corner); a corner with no rank at its top, or
-    nothing under it, is skipped. Also the card's paper and ink greys (`paper_and_ink`, every
-    `step`th pixel)."""
+def _index_levels(card: np.ndarray, diagonal: str, step: int = 1
+                  ) -> tuple[np.ndarray, float, float] | None:
+    """A rectified card's grey ink, turned so that `diagonal`'s corners are the nw and se
+    ones, with its paper's and ink's greys (`paper_and_ink`, every `step`th pixel); None
+    where there is too little contrast to tell ink from paper."""
     g = ink(card)
     if diagonal == "ne-sw":
         g = g[:, ::-1]  # suit shapes and index letters read the same mirrored
-    h, w = g.shape
     paper, dark = paper_and_ink(g, step)
-    if paper - dark < MIN_CONTRAST:
-        return [], paper, dark
+    return None if paper - dark < MIN_CONTRAST else (g, paper, dark)
+
+
+def _index_corners(g: np.ndarray, paper: float, dark: float, height: float):
+    """The two index corners (nw, then se turned half round to read as the nw one) of the grey
+    ink `g` of a rectified card (CANON 100 x 140), each cut to MARK_W of the card's width and
+    `height` of its height: per corner (its grey, its ink mask, its ink blobs as
+    connectedComponentsWithStats rows (x, y, w, h, area) top to bottom, the rank's blob), the
+    rank being the topmost ink; or None for a corner with no rank at its top or nothing under
+    it. Blobs touching the corner's bounds are left out (a picture's frame, a neighbour, the
+    table at a rounded corner). A generator: a caller may stop after the first corner."""
+    h, w = g.shape
     cw, ch = int(w * MARK_W), int(h * height)
-    out = []
-    for corner in (g, g[::-1, ::-1]):  # nw, and se turned half round
+    for corner in (g, g[::-1, ::-1]):
         corner = np.ascontiguousarray(corner)
         mask = (corner[:ch, :cw] < (paper + dark) / 2).astype(np.uint8)
         n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         blobs = sorted((s for s in stats[1:n] if s[4] >= MARK_MIN_AREA and s[0] > 0
                         and s[1] > 0 and s[0] + s[2] < cw and s[1] + s[3] < ch),
                        key=lambda s: s[1])
-        if len(blobs) < 2:
+        rank = blobs[0] if blobs else None
+        if len(blobs) < 2 or rank[3] < 0.05 * h or rank[1] > 0.2 * h:
+            yield None  # no rank letter at the top of this corner, or nothing under it
             continue
-        rank = blobs[0]
-        if rank[3] < 0.05 * h or rank[1] > 0.2 * h:
-            continue  # no rank letter at the top of this corner
-        out.append((corner, mask, blobs, rank))
-    return out, paper, dark
+        yield corner, mask, blobs, rank
 
 
 def index_marks(card: np.ndarray, diagonal: str = "nw-se") -> list[tuple[np.ndarray, float]]:
@@ -173,17 +175,22 @@ def index_marks(card: np.ndarray, diagonal: str = "nw-se") -> list[tuple[np.ndar
     topmost ink is the rank; the mark is the biggest suit-shaped blob that starts within
     0.8 of the rank's height under it, centred under it. Marks touching the corner's
     bounds are left out (a picture's frame, a neighbour, the table at a rounded corner)."""
-    corners, paper, dark = _index_corners(card, diagonal, MARK_H)
-    w = card.shape[1]
+    levels = _index_levels(card, diagonal)
+    if levels is None:
+        return []
+    g, paper, dark = levels
     out = []
-    for corner, _mask, blobs, (rx, ry, rw, rh, _) in corners:
+    for seen in _index_corners(g, paper, dark, MARK_H):
+        if seen is None:
+            continue
+        corner, _mask, blobs, (rx, ry, rw, rh, _) = seen
         below = [s for s in blobs[1:] if ry + rh - 1 <= s[1] <= ry + 1.8 * rh
                  and abs(s[0] + s[2] / 2 - (rx + rw / 2)) < 0.5 * max(rw, s[2])
                  and _pip_shaped(s[2], s[3], s[4])]
         if below:
             x, y, bw, bh, _ = max(below, key=lambda s: s[4])
             crop = _mark_crop(corner.astype(np.float32), (x, y, bw, bh), paper, dark)
-            out.append((crop, max(bw, bh) / w))
+            out.append((crop, max(bw, bh) / g.shape[1]))
     return out
 
 
@@ -195,8 +202,12 @@ def spelled_index(card: np.ndarray, diagonal: str = "nw-se") -> bool:
     tango jokers, whose J is the font's court J, read as JD at 0.999). Both corners: a
     court's picture or frame can stack like letters beside one of them (`_spells`)."""
     # (every other pixel for the paper's and ink's greys: asked of every court a frame reads)
-    corners, _paper, _dark = _index_corners(card, diagonal, WORD_H, step=2)
-    return len(corners) == 2 and all(_spells(mask, blobs, rank) for _, mask, blobs, rank in corners)
+    levels = _index_levels(card, diagonal, step=2)
+    if levels is None:
+        return False
+    # all() stops at the first corner that does not spell: most courts cost one corner
+    return all(seen is not None and _spells(*seen[1:])
+               for seen in _index_corners(*levels, WORD_H))
 
 
 def _spells(mask: np.ndarray, blobs: list, rank) -> bool:
