@@ -356,8 +356,9 @@ class CardReader:
         for i, (card, down, diag, _conf, cands) in enumerate(decided):
             top = card or (cands[0][0] if cands else None)
             if down or diag is None or top is None or card == "JK" \
-                    or top[:-1] not in COURT_RANKS or not spelled_index(cards[i], diag):
-                continue
+                    or not (top == "JK" or top[:-1] in COURT_RANKS) \
+                    or not spelled_index(cards[i], diag):
+                continue  # (an answered joker stands; an unsure one may be named)
             rest = [(c, round(p * (1.0 - SPELLED_JOKER), 4)) for c, p in cands if c != "JK"]
             decided[i] = ("JK", False, diag, SPELLED_JOKER, [("JK", SPELLED_JOKER)] + rest[:2])
 

@@ -161,11 +161,10 @@ def _index_corners(g: np.ndarray, paper: float, dark: float, height: float):
         blobs = sorted((s for s in stats[1:n] if s[4] >= MARK_MIN_AREA and s[0] > 0
                         and s[1] > 0 and s[0] + s[2] < cw and s[1] + s[3] < ch),
                        key=lambda s: s[1])
-        rank = blobs[0] if blobs else None
-        if len(blobs) < 2 or rank[3] < 0.05 * h or rank[1] > 0.2 * h:
+        if len(blobs) < 2 or blobs[0][3] < 0.05 * h or blobs[0][1] > 0.2 * h:
             yield None  # no rank letter at the top of this corner, or nothing under it
             continue
-        yield corner, mask, blobs, rank
+        yield corner, mask, blobs, blobs[0]
 
 
 def index_marks(card: np.ndarray, diagonal: str = "nw-se") -> list[tuple[np.ndarray, float]]:

@@ -16,6 +16,7 @@ from scanner.cards_bench import truth_profile
 from scanner.detections import TableReading
 from scanner.pipeline import TableScanner
 from scanner.rectify import CROP_H, CROP_W, corner_crops, portrait_order, rectify
+from tests.card_helpers import card_face
 
 FIX = Path(__file__).parent / "fixtures" / "cards"
 
@@ -772,14 +773,9 @@ def test_cards_seen_from_a_low_camera_are_read_upright(reader):
 def _fanned_hand(codes: list[str], design: str = "gnome-anglo") -> np.ndarray:
     """Cards laid as a hand is fanned on a green cloth: each covers all of the one before but
     a strip with its index (the last lies whole)."""
-    from models.renderer.assets import card_image
-
     img = np.full((480, 640, 3), (50, 90, 40), np.uint8)
     for i, code in enumerate(codes):
-        face = card_image(design, code)
-        if face.shape[2] == 4:  # rounded corners: transparent outside the card
-            a = face[:, :, 3:4] / 255.0
-            face = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+        face = card_face(design, code)
         h, w = face.shape[:2]
         x0, y0 = 40 + 70 * i, 100 + 8 * i
         dst = np.float32([[x0, y0], [x0 + 160, y0], [x0 + 160, y0 + 224], [x0, y0 + 224]])

@@ -22,6 +22,7 @@ from scanner.pip_suits import (
     spelled_index,
 )
 from scanner.rectify import CANON_H, CANON_W, portrait_order, rectify
+from tests.card_helpers import card_face
 
 FIX = Path(__file__).parent / "fixtures" / "cards"
 
@@ -269,13 +270,8 @@ def test_a_word_down_the_index_is_spelled():
 
 
 def _deck_face(design: str, code: str) -> np.ndarray:
-    from models.renderer.assets import card_image
-
-    face = card_image(design, code)
-    if face.shape[2] == 4:  # rounded corners: transparent outside the card
-        a = face[:, :, 3:4] / 255.0
-        face = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
-    return cv2.resize(face, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    """A deck's card as the reader rectifies it (CANON_W x CANON_H)."""
+    return cv2.resize(card_face(design, code), (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
 
 
 def test_a_decks_joker_spells_its_name_and_its_courts_do_not():
