@@ -73,19 +73,17 @@ def _corners_of(contour: np.ndarray, short: float) -> list[CardCorner]:
     # the polygon's winding: a convex corner turns the same way
     winding = np.sign((poly[:, 0] * np.roll(poly[:, 1], -1)
                        - np.roll(poly[:, 0], -1) * poly[:, 1]).sum())
-    out = []
     max_cos = np.sin(np.radians(SQUARE_TOLERANCE))
-    for i in range(n):
-        prev, p, nxt = poly[i - 1], poly[i], poly[(i + 1) % n]
-        a, b = prev - p, nxt - p
-        la, lb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-        if min(la, lb) < MIN_ARM * short or abs(a @ b) > max_cos * la * lb:
-            continue
-        turn = (p - prev)[0] * (nxt - p)[1] - (p - prev)[1] * (nxt - p)[0]
-        if np.sign(turn) != winding:
-            continue
-        out.append(CardCorner(p, a / la, b / lb, la, lb))
-    return out
+    # every vertex at once (a photo's masks hold a thousand polygons' vertices)
+    a = np.roll(poly, 1, axis=0) - poly  # toward the previous vertex
+    b = np.roll(poly, -1, axis=0) - poly  # toward the next one
+    la, lb = np.hypot(a[:, 0], a[:, 1]), np.hypot(b[:, 0], b[:, 1])
+    turn = -a[:, 0] * b[:, 1] + a[:, 1] * b[:, 0]  # (p - prev) x (next - p)
+    ok = (np.minimum(la, lb) >= MIN_ARM * short) \
+        & (np.abs(a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]) <= max_cos * la * lb) \
+        & (np.sign(turn) == winding)
+    return [CardCorner(poly[i], a[i] / la[i], b[i] / lb[i], float(la[i]), float(lb[i]))
+            for i in np.flatnonzero(ok)]
 
 
 def visible_corners(seen: TableMasks, short: float) -> list[CardCorner]:
@@ -106,11 +104,17 @@ def visible_corners(seen: TableMasks, short: float) -> list[CardCorner]:
     # (the surest) first; a cluttered photo's many small corners are cut at MAX_CORNERS
     found.sort(key=lambda c: -min(c.length_a, c.length_b))
     kept: list[CardCorner] = []
+    points = np.zeros((MAX_CORNERS, 2))
+    arms = np.zeros((MAX_CORNERS, 2))
     for c in found:
         if len(kept) == MAX_CORNERS:
             break
-        if all(np.linalg.norm(c.point - k.point) > SAME_CORNER * short
-               or abs(c.arm_a @ k.arm_a) < 0.9 for k in kept):
+        k = len(kept)
+        d = points[:k] - c.point
+        same = (np.hypot(d[:, 0], d[:, 1]) <= SAME_CORNER * short) \
+            & (np.abs(arms[:k] @ c.arm_a) >= 0.9)
+        if not same.any():
+            points[k], arms[k] = c.point, c.arm_a
             kept.append(c)
     return kept
 

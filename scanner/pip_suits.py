@@ -82,9 +82,29 @@ def paper_and_ink(g: np.ndarray, step: int = 1) -> tuple[float, float]:
     """The grey of a card's paper and of its darkest ink, from its inner part (every `step`th
     pixel of it each way)."""
     h, w = g.shape
-    paper, dark = np.percentile(g[int(h * 0.08):int(h * 0.92):step,
-                                  int(w * 0.08):int(w * 0.92):step], [90, 2])
+    inner = g[int(h * 0.08):int(h * 0.92):step, int(w * 0.08):int(w * 0.92):step]
+    if inner.dtype != np.uint8 or inner.size == 0:
+        paper, dark = np.percentile(inner, [90, 2])
+    else:
+        paper, dark = uint8_percentiles(inner, (90, 2))
     return paper, dark
+
+
+def uint8_percentiles(g: np.ndarray, percents: tuple[float, ...]) -> list[np.float64]:
+    """`np.percentile(g, percents)` of a non-empty uint8 array, the same figures from its
+    histogram: a card's 12,000 pixels need no sort (a frame's unsure cards ask 20 times)."""
+    counts = np.bincount(g.ravel(), minlength=256).cumsum()
+    n = int(counts[-1])
+    out = []
+    for q in percents:
+        at = q / 100 * (n - 1)  # numpy's linear method: between the order statistics
+        lo = int(np.floor(at))
+        t = at - lo
+        a = float(np.searchsorted(counts, lo, side="right"))  # the lo-th smallest value
+        b = float(np.searchsorted(counts, min(lo + 1, n - 1), side="right"))
+        # numpy's own interpolation, from whichever end is nearer
+        out.append(np.float64(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t))
+    return out
 
 
 def pip_blobs(card: np.ndarray) -> list[tuple[np.ndarray, float]]:

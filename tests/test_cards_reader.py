@@ -946,3 +946,39 @@ def test_the_bench_reads_stills_of_the_designs_named_and_refuses_unknown_ones(ca
     assert main(["cards", "bench", "--designs", "no-such-deck", "--setups", "0",
                  "--no-real"]) == 2
     assert "unknown card design" in capsys.readouterr().err
+
+
+def test_sides_refitted_where_the_card_runs_out_of_the_image():
+    """Each side looks only at its own band of edge pixels, clipped to the image: a card
+    half out of the frame has its two sides inside refitted and the others kept."""
+    from scanner.card_finder import snap_sides_to
+
+    edges = np.zeros((200, 300), np.uint8)
+    card = np.float32([[150, 40], [330, 40], [330, 170], [150, 170]])  # right side outside
+    cv2.polylines(edges, [card.astype(np.int32)], True, 255, 1)
+    guess = card + np.float32([[2, 3], [0, 3], [0, -2], [2, -2]])
+    out = snap_sides_to(edges, guess[None])[0]
+    assert np.abs(out[:, 1] - card[:, 1]).max() < 1.0  # top and bottom found again
+    assert abs(out[0, 0] - 150) < 1.0 and abs(out[3, 0] - 150) < 1.0  # the left side too
+    assert np.abs(out[1:3] - guess[1:3]).max() < 4  # the right side, unseen, stays near
+
+
+def test_right_angled_corners_of_a_white_outline():
+    """`_corners_of` keeps the convex corners near a right angle with both arms long
+    enough: a rectangle's four, none of a triangle's sharp ones, a notch's inward corner
+    not at all."""
+    from scanner.card_corners import _corners_of
+
+    rect = np.array([[[10, 10]], [[110, 10]], [[110, 150]], [[10, 150]]], np.int32)
+    found = _corners_of(rect, short=100.0)
+    assert sorted(map(tuple, (c.point for c in found))) == [(10, 10), (10, 150), (110, 10),
+                                                            (110, 150)]
+    for c in found:
+        assert abs(c.arm_a @ c.arm_b) < 1e-9
+        assert {round(c.length_a), round(c.length_b)} == {100, 140}
+    assert _corners_of(np.array([[[0, 0]], [[200, 10]], [[0, 20]]], np.int32), 100.0) == []
+    notch = np.array([[[0, 0]], [[100, 0]], [[100, 140]], [[60, 140]], [[60, 100]],
+                      [[40, 100]], [[40, 140]], [[0, 140]]], np.int32)  # a bite out of one side
+    points = {tuple(c.point) for c in _corners_of(notch, short=40.0)}
+    assert (60, 100) not in points and (40, 100) not in points  # turned the other way
+    assert {(0, 0), (100, 0)} <= points

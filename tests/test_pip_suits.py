@@ -320,3 +320,22 @@ def test_the_recipe_cuts_court_marks_where_the_sampled_card_prints_its_index():
     assert set(y.tolist()) <= {0, 1, 2, 3} and (px > 0).all()
     _, counts = np.unique(cards, return_counts=True)
     assert counts.max() <= 2  # one mark in each index corner of the diagonal at most
+
+
+def test_percentiles_from_the_histogram_are_numpys():
+    """`uint8_percentiles` answers what `np.percentile` does (its linear method), for the
+    paper and ink of every unsure card without sorting its pixels."""
+    from scanner.pip_suits import uint8_percentiles
+
+    rng = np.random.default_rng(5)
+    arrays = [np.full((3, 4), 200, np.uint8), np.array([[0, 255]], np.uint8),
+              np.array([[7]], np.uint8)]
+    for i in range(300):
+        h, w = rng.integers(1, 80, 2)
+        a = rng.normal(rng.uniform(30, 220), rng.uniform(1, 60), (h, w))
+        arrays.append(np.clip(a, 0, 255).astype(np.uint8)[::1 + i % 2, ::1 + i % 3])
+    for a in arrays:
+        for percents in ((90, 2), (50,), (0, 100), (99.9, 0.1)):
+            want = np.percentile(a, percents)
+            got = uint8_percentiles(a, percents)
+            assert [float(x) for x in got] == [float(x) for x in want], (a.shape, percents)
