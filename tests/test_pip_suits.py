@@ -11,11 +11,12 @@ import cv2
 import numpy as np
 import pytest
 
-from scanner.card_reader import CardReader
+from scanner.card_reader import PIPS_CHECK_BELOW, CardReader
 from scanner.pip_suits import (
     META_FILE,
     MODEL_FILE,
     PATCH,
+    PIP_RANKS,
     PipReader,
     index_marks,
     pip_blobs,
@@ -137,11 +138,14 @@ def test_reader_asks_the_pips_only_where_it_was_unsure():
     with_pips = reader.read_quads(img, quads, face_below_px=1e9, faces_up=True, pips=True)
     without = plain.read_quads(img, quads, face_below_px=1e9, faces_up=True, pips=True)
     unsure = sum(r.card is None for r in without)
-    assert 0 < sum(asked) <= unsure
+    # ... and number cards answered at under PIPS_CHECK_BELOW, which they may only take back
+    checked = [b.card is not None and b.card[:-1] in PIP_RANKS
+               and b.confidence < PIPS_CHECK_BELOW for b in without]
+    assert 0 < sum(asked) <= unsure + sum(checked)
     gained = 0
-    for a, b, cell in zip(with_pips, without, cells, strict=True):
-        if b.card is not None:  # an answer given without the pips stands
-            assert a.card == b.card
+    for a, b, cell, check in zip(with_pips, without, cells, checked, strict=True):
+        if b.card is not None:  # an answer given without the pips stands, or is taken back
+            assert a.card == b.card or (check and a.card is None)
         elif a.card is not None:  # held-out tango and plastic number cards the pips settled
             assert a.card == cell["card"]
             gained += 1
@@ -339,3 +343,63 @@ def test_percentiles_from_the_histogram_are_numpys():
             want = np.percentile(a, percents)
             got = uint8_percentiles(a, percents)
             assert [float(x) for x in got] == [float(x) for x in want], (a.shape, percents)
+
+
+class _SaysSuit:
+    """A stand-in for the pip reader: every card's pips say the suit odds it is given."""
+
+    def __init__(self, reader: CardReader, suit_p: list[float] | None):
+        self.real, self.suit_p, self.asked = reader.pips, suit_p, 0
+
+    def evidence(self, cards, widths, diagonals, courts, classes):
+        self.asked += len(cards)
+        if self.suit_p is None:
+            return [None] * len(cards)
+        e = self.real.card_evidence(np.log(np.array(self.suit_p)), classes)
+        return [e] * len(cards)
+
+
+def _answered(reader: CardReader, index_7s: float, face_7s: float):
+    """A 7S answered by the index and whole-card readers at the given odds against 7C."""
+    n = len(reader.classes)
+    probs = np.full((1, 4, n), 1e-7, np.float32)
+    probs[0, [1, 3], reader.none] = 1.0  # the other diagonal shows no index
+    for corner in (0, 2):
+        probs[0, corner, reader.classes.index("7S")] = index_7s
+        probs[0, corner, reader.classes.index("7C")] = 1 - index_7s
+    face = np.full(n, 1e-7, np.float32)
+    face[reader.classes.index("7S")], face[reader.classes.index("7C")] = face_7s, 1 - face_7s
+    faces = [face / face.sum()]
+    return probs, faces, reader.decide_many(probs, faces)
+
+
+@pytest.mark.parametrize("suit_p, kept", [
+    ([0.99, 0.5, 0.5, 0.01], False),  # the pips say clubs, 99 to 1: the answer is taken back
+    ([0.01, 0.5, 0.5, 0.99], True),  # they agree: it stands
+    ([0.9, 0.5, 0.5, 0.1], True),  # clubs by 9 to 1 only (under PIPS_VETO): it stands
+    (None, True),  # no pip big enough to read: it stands
+])
+def test_pips_take_back_only_an_answer_they_contradict(suit_p, kept):
+    reader = CardReader()
+    probs, faces, decided = _answered(reader, 0.95, 0.9)
+    assert decided[0][0] == "7S" and decided[0][3] < PIPS_CHECK_BELOW
+    reader.pips = _SaysSuit(reader, suit_p)
+    cards = np.full((1, CANON_H, CANON_W, 3), 235, np.uint8)
+    quad = [np.float32([[0, 0], [60, 0], [60, 84], [0, 84]])]
+    before = dict(decided[0][4])
+    reader._pips_check(cards, quad, probs, faces, decided)
+    assert reader.pips.asked == 1
+    assert (decided[0][0] == "7S") == kept
+    if not kept:  # decided again with the pips: unsure, the twin likelier than it was
+        assert decided[0][0] is None and dict(decided[0][4])["7C"] > 10 * before["7C"]
+
+
+def test_pips_are_not_asked_about_a_sure_answer():
+    reader = CardReader()
+    probs, faces, decided = _answered(reader, 0.9999, 0.9999)
+    assert decided[0][0] == "7S" and decided[0][3] >= PIPS_CHECK_BELOW
+    reader.pips = _SaysSuit(reader, [0.99, 0.5, 0.5, 0.01])
+    cards = np.full((1, CANON_H, CANON_W, 3), 235, np.uint8)
+    reader._pips_check(cards, [np.float32([[0, 0], [60, 0], [60, 84], [0, 84]])], probs,
+                       faces, decided)
+    assert reader.pips.asked == 0 and decided[0][0] == "7S"
