@@ -174,17 +174,20 @@ def _second_look(image: np.ndarray, seen: TableMasks, quads: list[np.ndarray],
     for g in GROWN:
         looks.append(np.array([quads[i].mean(0) + (quads[i] - quads[i].mean(0)) * (1 + g)
                                for i in todo], np.float32))
-    for look in looks:
-        moved = [j for j, i in enumerate(todo) if readings[i].card is None
-                 and np.abs(look[j] - quads[i]).max() > 1.0]
-        if not moved:
-            continue
-        again = reader.read_quads(image, [look[j] for j in moved],
-                                  face_below_px=PHOTO_FACE_BELOW_PX)
-        for j, r in zip(moved, again, strict=True):
-            if r.card is not None and r.confidence >= SECOND_LOOK_SURE and r.card not in named:
-                readings[todo[j]] = r
-                named.add(r.card)
+    # every look read in one batch (a reader call costs more than the cards it reads), then
+    # taken in turn as if each were asked only of the cards the looks before left unsure
+    asked = [(k, j) for k, look in enumerate(looks) for j, i in enumerate(todo)
+             if np.abs(look[j] - quads[i]).max() > 1.0]
+    if not asked:
+        return
+    again = reader.read_quads(image, [looks[k][j] for k, j in asked],
+                              face_below_px=PHOTO_FACE_BELOW_PX)
+    for (_, j), r in zip(asked, again, strict=True):
+        i = todo[j]
+        if readings[i].card is None and r.card is not None \
+                and r.confidence >= SECOND_LOOK_SURE and r.card not in named:
+            readings[i] = r
+            named.add(r.card)
 
 
 @functools.lru_cache(maxsize=1)
