@@ -17,7 +17,7 @@ import numpy as np
 
 from .detections import CardReading
 from .onnx_session import one_core_session
-from .pip_suits import COURT_RANKS, PIP_RANKS, PipReader, spelled_index
+from .pip_suits import COURT_RANKS, PIP_RANKS, SUITS, TWIN, PipReader, spelled_index
 from .rectify import (
     CANON_H,
     CANON_RECT,
@@ -49,7 +49,6 @@ SPELLED_JOKER = 0.999
 # 0.85; the held-out stills' wrong answers are clubs read as spades at 0.9978-0.9998.
 PIPS_CHECK_BELOW = 0.9999
 PIPS_VETO = 3.0
-TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}
 
 
 class ModelMissingError(RuntimeError):
@@ -357,7 +356,7 @@ class CardReader:
 
     def _pips_check(self, cards: np.ndarray, ordered: list[np.ndarray], probs: np.ndarray,
                     faces: list[np.ndarray | None], decided: list,
-                    asked: set[int] = frozenset()) -> None:
+                    asked: frozenset[int] | set[int] = frozenset()) -> None:
         """A number card answered at under PIPS_CHECK_BELOW whose pips name its twin suit (the
         other of its colour) by more than PIPS_VETO log odds is decided again with the pips'
         evidence beside the index and whole card (in place in `decided`), as `_pips_second_look`
@@ -377,7 +376,7 @@ class CardReader:
             if e is None:
                 continue
             card = decided[i][0]
-            twin = card[:-1] + TWIN_SUIT[card[-1]]
+            twin = card[:-1] + SUITS[TWIN[SUITS.index(card[-1])]]
             if e[self.classes.index(card)] - e[self.classes.index(twin)] < -PIPS_VETO:
                 against.append((i, e))
         if not against:
