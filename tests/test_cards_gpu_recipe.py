@@ -125,6 +125,7 @@ def test_an_ensemble_of_index_readers_reads_as_one_with_the_mean_of_their_scores
         both = ensemble(nets).eval()(x)
     assert not torch.allclose(a, b, atol=1e-3)
     assert torch.allclose(both, (a + b) / 2, atol=1e-5)
+    pytest.importorskip("onnx", reason="the training extra: pip install onnx")
     export_onnx(ensemble(nets), (52, 32), tmp_path / "card_index.onnx", "crops")
     sess = ort.InferenceSession(str(tmp_path / "card_index.onnx"),
                                 providers=["CPUExecutionProvider"])
