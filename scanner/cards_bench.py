@@ -339,6 +339,36 @@ def bench_candidates(n: int, seed: int, log=print, models: Path | None = None) -
     return out
 
 
+def bench_against(other: Path, stills: int, seed: int, real: Path | None, limit: int | None,
+                  log=print, size: tuple[int, int] = (1280, 720), rounds: int = 2) -> dict:
+    """This checkout's speed against `other`'s on the same held-out stills (the bench's own)
+    and real photos (every few of them, `limit` at most), read alternately
+    (`scanner.speed_ab`)."""
+    import cv2
+
+    from models.renderer import Scene, render_scene
+
+    from .speed_ab import compare, report
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    for i in range(stills):
+        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1])
+        res = render_scene(random_position(rng), scene)
+        frames.append((res.image, truth_profile(res.truth)))
+    photos = []
+    if real is not None and (real / "images").is_dir():
+        files = sorted((real / "images").glob("*.jpg"))
+        step = max(1, len(files) // (limit or 100))
+        photos = [img for f in files[::step][:limit or 100]
+                  if (img := cv2.imread(str(f))) is not None]
+    log(f"speed against {other}: {len(frames)} held-out {size[0]}x{size[1]} stills, "
+        f"{len(photos)} real photos, each read {rounds} times by both checkouts in turn")
+    out = compare(other, photos, frames, rounds)
+    report(out, other, log)
+    return out
+
+
 def run(stills: int, setups: int, real: Path | None, limit: int | None, seed: int,
         log=print, size: tuple[int, int] = (1280, 720), models: Path | None = None,
         candidates: int = 0, designs: list[str] | None = None) -> dict:

@@ -82,9 +82,24 @@ def _bench(args: argparse.Namespace) -> int:
                 print(f"error: {exc.args[0]} (see models/renderer/designs.json)",
                       file=sys.stderr)
                 return 2
-        out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
-                  models=Path(args.models) if args.models else None,
-                  candidates=args.candidates, designs=designs)
+        if args.against:
+            from .cards_bench import bench_against
+
+            other = Path(args.against)
+            if not (other / "scanner" / "card_reader.py").is_file():
+                print(f"error: {other} is no Royal Table checkout (no scanner/card_reader.py)",
+                      file=sys.stderr)
+                return 2
+            try:
+                out = bench_against(other.resolve(), args.stills, args.seed, real, args.limit,
+                                    size=(w, h))
+            except RuntimeError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+        else:
+            out = run(args.stills, args.setups, real, args.limit, args.seed, size=(w, h),
+                      models=Path(args.models) if args.models else None,
+                      candidates=args.candidates, designs=designs)
     except ModelMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -130,4 +145,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                    help="also measure how far unsure cards' top candidates can be trusted, on "
                    "N validation-design cards per size (needs the training data code)")
     g.add_argument("--json-out", help="also write the figures as JSON here")
+    g.add_argument("--against", metavar="DIR",
+                   help="only speed: this checkout against the one in DIR (e.g. a `git "
+                        "worktree` of an earlier commit), the same stills and photos read by "
+                        "both in turn, and the paired differences (a shared machine's speed "
+                        "wanders more than a change saves)")
     parser.set_defaults(handler=_dispatch)
