@@ -44,7 +44,7 @@ FACE_META_FILE = MODEL_DIR / "card_face.json"
 SPELLED_JOKER = 0.999
 # A number card answered at under PIPS_CHECK_BELOW has its pips read too, and where they name
 # its twin suit by more than PIPS_VETO (log odds) it is decided again with them, as an unsure
-# card is (`CardReader._pips_check`). On the stills of the validation and spare decks (60 +
+# card is (`CardReader._pips_look`). On the stills of the validation and spare decks (60 +
 # 30, 1,759 number cards answered right) no right answer's pips named the twin by more than
 # 0.85; the held-out stills' wrong answers are clubs read as spades at 0.9978-0.9998.
 PIPS_CHECK_BELOW = 0.9999
@@ -328,62 +328,39 @@ class CardReader:
         return [[(self.classes[int(i)], round(float(p[i]), 4)) for i in t]
                 for p, t in zip(post, top, strict=True)]
 
-    def _pips_second_look(self, cards: np.ndarray, ordered: list[np.ndarray],
-                          probs: np.ndarray, faces: list[np.ndarray | None],
-                          decided: list) -> set[int]:
-        """Cards the index and whole card left unsure, decided again with a third witness for
-        the suit (`scanner.pip_suits`), in place in `decided`: a number card's pips, a court
-        card's index marks. Only unsure cards are looked at: an answer already given stands
-        (unless `_pips_check` takes it back), and a frame's sure cards cost nothing. Returns
-        the cards asked about."""
+    def _pips_look(self, cards: np.ndarray, ordered: list[np.ndarray], probs: np.ndarray,
+                   faces: list[np.ndarray | None], decided: list) -> None:
+        """A third witness for the suit (`scanner.pip_suits`: a number card's pips, a court
+        card's index marks), in place in `decided`, asked in one read of the pip model about:
+        - cards the index and whole card left unsure, decided again with it;
+        - number cards answered at under PIPS_CHECK_BELOW: where their pips name the twin
+          suit (the other of its colour) by more than PIPS_VETO log odds, decided again with
+          them (mostly left unsure); where the pips agree, or say little, the answer stands.
+        The pips only ever take an answer back, and a frame's sure cards cost nothing."""
         rank = {i: d[4][0][0][:-1] for i, d in enumerate(decided)
                 if d[0] is None and not d[1] and faces[i] is not None and d[4]}
-        ask = [i for i, r in rank.items() if r in PIP_RANKS or r in COURT_RANKS]
-        if not ask:
-            return set()
-        said = self.pips.evidence([cards[i] for i in ask], [_width_px(ordered[i]) for i in ask],
-                                  [decided[i][2] for i in ask],
-                                  [rank[i] in COURT_RANKS for i in ask],
-                                  self.classes[:self.n_cards])
-        evidence = {i: e for i, e in zip(ask, said, strict=True) if e is not None}
-        if evidence:
-            idx = sorted(evidence)
-            extra = np.stack([evidence[i] for i in idx])
-            for i, d in zip(idx, self.decide_many(probs[idx], [faces[i] for i in idx], extra),
-                            strict=True):
-                decided[i] = d
-        return set(ask)
-
-    def _pips_check(self, cards: np.ndarray, ordered: list[np.ndarray], probs: np.ndarray,
-                    faces: list[np.ndarray | None], decided: list,
-                    asked: frozenset[int] | set[int] = frozenset()) -> None:
-        """A number card answered at under PIPS_CHECK_BELOW whose pips name its twin suit (the
-        other of its colour) by more than PIPS_VETO log odds is decided again with the pips'
-        evidence beside the index and whole card (in place in `decided`), as `_pips_second_look`
-        decides unsure cards: mostly it is left unsure. The pips only take an answer back:
-        where they agree, or say little, the answer stands as it was. Cards `asked` about
-        already (`_pips_second_look`) are not asked again."""
-        ask = [i for i, d in enumerate(decided)
-               if i not in asked and d[0] is not None and d[0][:-1] in PIP_RANKS
-               and d[3] < PIPS_CHECK_BELOW and faces[i] is not None]
+        unsure = [i for i, r in rank.items() if r in PIP_RANKS or r in COURT_RANKS]
+        check = [i for i, d in enumerate(decided)
+                 if d[0] is not None and d[0][:-1] in PIP_RANKS and d[3] < PIPS_CHECK_BELOW
+                 and faces[i] is not None]
+        ask = unsure + check
         if not ask:
             return
-        said = self.pips.evidence([cards[i] for i in ask], [_width_px(ordered[i]) for i in ask],
-                                  [decided[i][2] for i in ask], [False] * len(ask),
-                                  self.classes[:self.n_cards])
-        against = []
-        for i, e in zip(ask, said, strict=True):
-            if e is None:
-                continue
-            card = decided[i][0]
-            twin = card[:-1] + SUITS[TWIN[SUITS.index(card[-1])]]
-            if e[self.classes.index(card)] - e[self.classes.index(twin)] < -PIPS_VETO:
-                against.append((i, e))
-        if not against:
+        courts = [i in rank and rank[i] in COURT_RANKS for i in ask]
+        said = dict(zip(ask, self.pips.evidence(
+            [cards[i] for i in ask], [_width_px(ordered[i]) for i in ask],
+            [decided[i][2] for i in ask], courts, self.classes[:self.n_cards]), strict=True))
+        again = [i for i in unsure if said[i] is not None]
+        for i in check:
+            e, card = said[i], decided[i][0]
+            if e is not None:
+                twin = card[:-1] + SUITS[TWIN[SUITS.index(card[-1])]]
+                if e[self.classes.index(card)] - e[self.classes.index(twin)] < -PIPS_VETO:
+                    again.append(i)
+        if not again:
             return
-        idx = [i for i, _ in against]
-        extra = np.stack([e for _, e in against])
-        for i, d in zip(idx, self.decide_many(probs[idx], [faces[i] for i in idx], extra),
+        extra = np.stack([said[i] for i in again])
+        for i, d in zip(again, self.decide_many(probs[again], [faces[i] for i in again], extra),
                         strict=True):
             decided[i] = d
 
@@ -506,8 +483,7 @@ class CardReader:
                             strict=True):
                 decided[i] = d
         if pips and self.pips is not None:
-            asked = self._pips_second_look(cards, ordered, probs, faces, decided)
-            self._pips_check(cards, ordered, probs, faces, decided, asked)
+            self._pips_look(cards, ordered, probs, faces, decided)
         if pips:
             self._spelled_look(cards, decided)
         out = []

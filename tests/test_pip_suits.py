@@ -387,7 +387,7 @@ def test_pips_take_back_only_an_answer_they_contradict(suit_p, kept):
     cards = np.full((1, CANON_H, CANON_W, 3), 235, np.uint8)
     quad = [np.float32([[0, 0], [60, 0], [60, 84], [0, 84]])]
     before = dict(decided[0][4])
-    reader._pips_check(cards, quad, probs, faces, decided)
+    reader._pips_look(cards, quad, probs, faces, decided)
     assert reader.pips.asked == 1
     assert (decided[0][0] == "7S") == kept
     if not kept:  # decided again with the pips: unsure, the twin likelier than it was
@@ -400,6 +400,6 @@ def test_pips_are_not_asked_about_a_sure_answer():
     assert decided[0][0] == "7S" and decided[0][3] >= PIPS_CHECK_BELOW
     reader.pips = _SaysSuit(reader, [0.99, 0.5, 0.5, 0.01])
     cards = np.full((1, CANON_H, CANON_W, 3), 235, np.uint8)
-    reader._pips_check(cards, [np.float32([[0, 0], [60, 0], [60, 84], [0, 84]])], probs,
+    reader._pips_look(cards, [np.float32([[0, 0], [60, 0], [60, 84], [0, 84]])], probs,
                        faces, decided)
     assert reader.pips.asked == 0 and decided[0][0] == "7S"
