@@ -92,7 +92,7 @@ def _bench(args: argparse.Namespace) -> int:
                 return 2
             try:
                 out = bench_against(other.resolve(), args.stills, args.seed, real, args.limit,
-                                    size=(w, h))
+                                    size=(w, h), rounds=args.rounds)
             except RuntimeError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
@@ -150,4 +150,6 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "worktree` of an earlier commit), the same stills and photos read by "
                         "both in turn, and the paired differences (a shared machine's speed "
                         "wanders more than a change saves)")
+    g.add_argument("--rounds", type=int, default=4,
+                   help="with --against: times each still and photo is read by each checkout")
     parser.set_defaults(handler=_dispatch)

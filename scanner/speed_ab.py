@@ -4,16 +4,16 @@ on the same frames, read in turn.
 A shared machine's speed wanders by more than most changes save (sessions 45-46: runs of the
 same code minutes apart differed by 10 ms), so two benches run one after the other compare
 the machine, not the code. Here each checkout loads its own readers once in a worker process
-of its own (its own `scanner`, `calibration` and `models` on its path), and the two are asked
-to read the same photo or board frame alternately, one at a time, which one first turning
-each round: both see the same machine, moment by moment, and the paired differences give the
-change's cost. The worker is given only long-standing calls (`cards_in_photo`, `reader_in`,
-`TableScanner`, `CardPresence.default`, `Profile.load`), so an older checkout can be measured.
+of its own (its own `scanner`, `calibration` and `models` on its path), and the two take turns
+reading the same set of photos or board frames, which one first turning round by round: both
+see the same machine within seconds, and the paired differences (the same frame, the same
+round) give the change's cost. The worker is given only long-standing calls (`cards_in_photo`,
+`reader_in`, `TableScanner`, `CardPresence.default`, `Profile.load`), so an older checkout can
+be measured.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import statistics
@@ -107,11 +107,13 @@ def compare(other: Path, photos: list[np.ndarray], frames: list[tuple[np.ndarray
             for what, n in (("photo", len(photos)), ("frame", len(frames))):
                 mine, theirs = [], []
                 for r in range(rounds):
-                    for i in range(n):
-                        first = (r + i) % 2  # who reads first turns, round by round
-                        t = {w: workers[w].read(what, i) for w in (first, 1 - first)}
-                        mine.append(t[0])
-                        theirs.append(t[1])
+                    # each reads the whole set in turn, who first turning round by round: a
+                    # read right after the other process's has cold caches, which cost the
+                    # checkout with the larger working set more (2-3 ms a frame here)
+                    t = {w: [workers[w].read(what, i) for i in range(n)]
+                         for w in ((0, 1) if r % 2 == 0 else (1, 0))}
+                    mine += t[0]
+                    theirs += t[1]
                 if n:
                     out[what] = _paired(mine, theirs)
         finally:
@@ -126,7 +128,3 @@ def report(result: dict, other: Path, log=print) -> None:
         log(f"  {names[what]}: this checkout {r['this_ms_median']:.2f} ms, {other} "
             f"{r['other_ms_median']:.2f} ms median CPU; paired difference "
             f"{r['paired_difference_ms_median']:+.2f} ms ({r['reads']} reads each, alternately)")
-
-
-def as_json(result: dict) -> str:
-    return json.dumps(result, indent=1)
