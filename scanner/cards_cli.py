@@ -86,6 +86,9 @@ def _bench(args: argparse.Namespace) -> int:
             from .cards_bench import bench_against
 
             other = Path(args.against)
+            if args.rounds < 1:
+                print("error: --rounds must be 1 or more", file=sys.stderr)
+                return 2
             if not (other / "scanner" / "card_reader.py").is_file():
                 print(f"error: {other} is no Royal Table checkout (no scanner/card_reader.py)",
                       file=sys.stderr)

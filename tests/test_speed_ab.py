@@ -38,3 +38,8 @@ def test_against_a_folder_that_is_no_checkout_is_a_clear_error(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "no Royal Table checkout" in done.stderr
+    done = subprocess.run([sys.executable, "-c", "import sys; from webui.cli import main; "
+                           "sys.exit(main())", "cards", "bench", "--against", str(ROOT),
+                           "--rounds", "0", "--no-real"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--rounds must be 1 or more" in done.stderr
