@@ -283,8 +283,10 @@ class TokenReader:
         """The top view of each of `cells` whose centre lies in the frame (one with its centre
         out of view shows half a token at best)."""
         cut = set(off_frame(cam, image.shape, cells))
-        return {cell: self.top_view(image, cam, *cell_centre(cell, cam.pitch))
-                for cell in cells if cell not in cut}
+        todo = [cell for cell in cells if cell not in cut]
+        if todo and image.ndim == 3:  # the frame's grey once, not once a cell (0.2 ms each)
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        return {cell: self.top_view(image, cam, *cell_centre(cell, cam.pitch)) for cell in todo}
 
     def read(self, image: np.ndarray, cam: BoardCamera, cells: list[str]
              ) -> dict[str, TokenMatch]:
