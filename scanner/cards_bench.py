@@ -66,27 +66,33 @@ def setup_position(rng: np.random.Generator) -> dict:
 TIMED_READS = 5  # reads of each still timed for the speed figure
 
 
+def heldout_stills(n: int, seed: int, size: tuple[int, int] = (1280, 720),
+                   designs: list[str] | None = None):
+    """The bench's rendered stills of the held-out card designs (or of `designs`), in order:
+    (scene, render) for a random position each."""
+    from models.renderer import Scene, render_scene
+
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1],
+                             designs=designs)
+        yield scene, render_scene(random_position(rng), scene)
+
+
 def bench_stills(n: int, seed: int, log=print, size: tuple[int, int] = (1280, 720),
                  models: Path | None = None, designs: list[str] | None = None) -> dict:
     """Rendered stills of the held-out card designs (or of `designs`), each board read once:
     the reader's figures per visible card, empty cells and initiative cards, and its speed."""
-    from models.renderer import Scene, render_scene
-
     from .card_presence import CardPresence
     from .card_reader import reader_in
     from .pipeline import TableScanner
 
     reader = reader_in(models)
     presence = CardPresence.default()  # one model for every still, as one reader
-    rng = np.random.default_rng(seed)
     visible = right = answered = answered_right = 0
     empty_ok = empty_n = false_cards = init_n = init_right = 0
     times, cpu = [], []
-    for i in range(n):
-        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1],
-                             designs=designs)
-        pos = random_position(rng)
-        res = render_scene(pos, scene)
+    for i, (scene, res) in enumerate(heldout_stills(n, seed, size, designs)):
         profile = truth_profile(res.truth)
         scanner = TableScanner(profile, reader, presence=presence)
         # the first read is scored; every read is timed (a camera shows the scanner the same
@@ -340,22 +346,17 @@ def bench_candidates(n: int, seed: int, log=print, models: Path | None = None) -
 
 
 def bench_against(other: Path, stills: int, seed: int, real: Path | None, limit: int | None,
-                  log=print, size: tuple[int, int] = (1280, 720), rounds: int = 2) -> dict:
-    """This checkout's speed against `other`'s on the same held-out stills (the bench's own)
+                  log=print, size: tuple[int, int] = (1280, 720), rounds: int = 2,
+                  designs: list[str] | None = None) -> dict:
+    """This checkout's speed against `other`'s on the bench's own stills (`heldout_stills`)
     and real photos (every few of them, `limit` at most), read alternately
     (`scanner.speed_ab`)."""
     import cv2
 
-    from models.renderer import Scene, render_scene
-
     from .speed_ab import compare, report
 
-    rng = np.random.default_rng(seed)
-    frames = []
-    for i in range(stills):
-        scene = Scene.random(seed * 1000 + i, split="heldout", width=size[0], height=size[1])
-        res = render_scene(random_position(rng), scene)
-        frames.append((res.image, truth_profile(res.truth)))
+    frames = [(res.image, truth_profile(res.truth))
+              for _, res in heldout_stills(stills, seed, size, designs)]
     photos = []
     if real is not None and (real / "images").is_dir():
         files = sorted((real / "images").glob("*.jpg"))

@@ -95,7 +95,7 @@ def _bench(args: argparse.Namespace) -> int:
                 return 2
             try:
                 out = bench_against(other.resolve(), args.stills, args.seed, real, args.limit,
-                                    size=(w, h), rounds=args.rounds)
+                                    size=(w, h), rounds=args.rounds, designs=designs)
             except RuntimeError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2

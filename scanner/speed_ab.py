@@ -58,6 +58,7 @@ for line in sys.stdin:
 
 class _Worker:
     def __init__(self, root: Path, frames_file: Path):
+        self.root = root
         env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
         self.proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(frames_file)],
                                      cwd=root, env=env, stdin=subprocess.PIPE,
@@ -68,13 +69,19 @@ class _Worker:
             raise RuntimeError(f"the readers of {root} did not load (see the error above)")
 
     def read(self, what: str, i: int) -> float:
-        self.proc.stdin.write(f"{what} {i}\n")
-        self.proc.stdin.flush()
-        return float(self.proc.stdout.readline())
+        try:
+            self.proc.stdin.write(f"{what} {i}\n")
+            self.proc.stdin.flush()
+            return float(self.proc.stdout.readline())
+        except (BrokenPipeError, ValueError):  # it failed on this one (its error above)
+            raise RuntimeError(f"the readers of {self.root} failed on {what} {i}") from None
 
     def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except BrokenPipeError:  # it has already gone
+            pass
         self.proc.wait(timeout=60)
 
 
@@ -101,8 +108,10 @@ def compare(other: Path, photos: list[np.ndarray], frames: list[tuple[np.ndarray
             framed.append((image, str(path)))
         data = Path(tmp) / "frames.pkl"
         data.write_bytes(pickle.dumps((photos, framed)))
-        workers = [_Worker(this, data), _Worker(other, data)]
+        workers: list[_Worker] = []
         try:
+            for root in (this, other):
+                workers.append(_Worker(root, data))
             out = {}
             for what, n in (("photo", len(photos)), ("frame", len(frames))):
                 mine, theirs = [], []

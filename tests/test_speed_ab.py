@@ -43,3 +43,16 @@ def test_against_a_folder_that_is_no_checkout_is_a_clear_error(tmp_path):
                            "--rounds", "0", "--no-real"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--rounds must be 1 or more" in done.stderr
+
+
+def test_a_checkout_whose_readers_do_not_load_is_a_clear_error(tmp_path):
+    """The other checkout's import error is shown and raised as one message; this checkout's
+    worker, started first, is closed with it."""
+    import pytest
+
+    (tmp_path / "scanner").mkdir()
+    (tmp_path / "scanner" / "__init__.py").write_text("")
+    (tmp_path / "scanner" / "card_reader.py").write_text("raise ImportError('broken')\n")
+    image = cv2.imread(str(FIX / "still-0.jpg"))
+    with pytest.raises(RuntimeError, match="did not load"):
+        compare(tmp_path, [cv2.resize(image, (640, 640))], [], rounds=1, this=ROOT)
