@@ -21,6 +21,8 @@ from .card_finder import TableMasks, find_cards, snap_sides_to, table_masks
 from .detections import CardReading
 from .rectify import portrait_order
 
+_QUARTER = np.array([1, 2, 3, 0])  # a portrait-ordered quad's corners, a quarter turned
+
 MIN_ARM = 0.25  # of the card's short side: each arm of a corner at least this long
 SQUARE_TOLERANCE = 25.0  # degrees off a right angle a corner may turn (perspective)
 POLY_EPS = 0.06  # of the short side: how closely the outline's polygon follows the contour
@@ -162,26 +164,31 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> float:
 def _second_look(image: np.ndarray, seen: TableMasks, quads: list[np.ndarray],
                  readings: list[CardReading], reader) -> None:
     """Cards the reader left unsure, read again through other outlines of the same card (the
-    outline refitted to the edge map, then grown by GROWN), each answering only at
-    SECOND_LOOK_SURE and never a card the photo already showed (one deck)."""
+    outline refitted to the edge map, then grown by GROWN, then turned a quarter), each
+    answering only at SECOND_LOOK_SURE and never a card the photo already showed (one deck)."""
     todo = [i for i, r in enumerate(readings) if r.card is None and not r.face_down]
     if not todo:
         return
     named = {r.card for r in readings if r.card is not None}
     refit = snap_sides_to(seen.outline, np.array([quads[i] * seen.scale for i in todo],
                                                  np.float32)) / seen.scale
-    looks = [refit]
+    looks = [np.array([portrait_order(q) for q in refit], np.float32)]
     for g in GROWN:
-        looks.append(np.array([quads[i].mean(0) + (quads[i] - quads[i].mean(0)) * (1 + g)
-                               for i in todo], np.float32))
+        looks.append(np.array([portrait_order(quads[i].mean(0) + (quads[i] - quads[i].mean(0))
+                                              * (1 + g)) for i in todo], np.float32))
+    # last, the outline a quarter turned: a card nearly square in the image (a photo
+    # stretched to a square, a card seen at a slant) may have been cut with its long side
+    # across, its index read sideways (on the fit half of real-cards-dev 25 more cards read
+    # right, none wrong; asked before the other looks, or with every look turned, no better)
+    looks.append(np.array([portrait_order(quads[i])[_QUARTER] for i in todo], np.float32))
     # every look read in one batch (a reader call costs more than the cards it reads), then
     # taken in turn as if each were asked only of the cards the looks before left unsure
     asked = [(k, j) for k, look in enumerate(looks) for j, i in enumerate(todo)
-             if np.abs(look[j] - quads[i]).max() > 1.0]
+             if np.abs(look[j] - portrait_order(quads[i])).max() > 1.0]
     if not asked:
         return
     again = reader.read_quads(image, [looks[k][j] for k, j in asked],
-                              face_below_px=PHOTO_FACE_BELOW_PX)
+                              face_below_px=PHOTO_FACE_BELOW_PX, in_portrait_order=True)
     for (_, j), r in zip(asked, again, strict=True):
         i = todo[j]
         if readings[i].card is None and r.card is not None \

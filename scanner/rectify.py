@@ -47,7 +47,8 @@ def portrait_order(quad: np.ndarray, plane: np.ndarray | None = None) -> np.ndar
 def rectify(image: np.ndarray, quad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The card under `quad` (corner 0 = its top-left, 0 -> 1 its top edge) as a
     CANON_W x CANON_H image with the image's channels (written into `out` where given)."""
-    q = np.asarray(quad, np.float32).reshape(4, 2)
+    # (OpenCV refuses a view whose rows are not contiguous, e.g. corners picked by index)
+    q = np.ascontiguousarray(quad, np.float32).reshape(4, 2)
     M = cv2.getPerspectiveTransform(q, CANON_RECT)
     return cv2.warpPerspective(image, M, (CANON_W, CANON_H), dst=out, flags=cv2.INTER_LINEAR,
                                borderMode=border_for(q, image.shape))

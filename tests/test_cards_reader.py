@@ -62,6 +62,10 @@ def test_rectify_and_crops_shape():
     assert s[0] + s[2] < s[1] + s[3]  # first side short: read as portrait
     crops = corner_crops(rectify(img, q))
     assert crops.shape == (4, CROP_H, CROP_W, 3)
+    # corners picked by index (a view OpenCV would refuse as it is) cut the same card
+    turned = np.stack([q, q[[1, 2, 3, 0]]], axis=1)[:, 1]
+    assert not turned.flags.c_contiguous
+    assert np.array_equal(rectify(img, turned), rectify(img, q[[1, 2, 3, 0]].copy()))
 
 
 # (fixture, share of visible cards that must be read right): the 1280x720 stills have 37-100 px
@@ -862,6 +866,24 @@ def test_unsure_photo_cards_get_a_second_look_only_a_sure_one_answers(conf, want
     if want[0]:
         assert readings[0].confidence >= 0.999
         assert np.abs(readings[0].corners - quads[0]).max() > 1.0  # from the other outline
+
+
+@pytest.mark.parametrize("code", ["7C", "4S", "KH"])
+def test_a_card_stretched_across_is_read_through_its_outline_turned(reader, code):
+    """A photo stretched to a square (real-cards-dev's are) can make a portrait card wider
+    than tall: its outline is then cut with the long side across and the index read sideways,
+    unsure. The second look reads it through the outline a quarter turned."""
+    from scanner.card_corners import cards_in_photo
+
+    face = card_face("gnome-anglo", code)
+    h, w = face.shape[:2]
+    img = np.full((480, 640, 3), (60, 90, 50), np.uint8)
+    quad = np.float32([[200, 110], [432, 110], [432, 320], [200, 320]])  # 1.55 x its width
+    M = cv2.getPerspectiveTransform(np.float32([[0, 0], [w, 0], [w, h], [0, h]]), quad)
+    on = cv2.warpPerspective(np.full((h, w), 255, np.uint8), M, (640, 480)) > 0
+    img[on] = cv2.warpPerspective(face, M, (640, 480))[on]
+    assert reader.read_quads(img, [quad])[0].card is None  # read sideways
+    assert [r.card for r in cards_in_photo(img, reader)] == [code]
 
 
 def test_unread_outlines_the_presence_check_rejects_are_not_reported():
