@@ -218,8 +218,18 @@ def find_cards(image: np.ndarray, max_side: int = 1024,
         traced = np.zeros(len(qs), bool)
         if len(qs) > n_mask:
             near = cv2.dilate(outline, np.ones((5, 5), np.uint8))
-            traced[n_mask:] = (outline_coverage(near, qs[n_mask:]) >= MIN_TRACED) \
-                & (inner_whiteness(g, qs[n_mask:]) >= white_enough)
+            white = inner_whiteness(g, qs[n_mask:]) >= white_enough
+            traced[n_mask:] = (outline_coverage(near, qs[n_mask:]) >= MIN_TRACED) & white
+            # an outline's quad pulled off the rim by the pips or index marks touching it:
+            # each side moved to the straight line along the rim the edges cover best (on
+            # the fit half of real-cards-dev found 79.2 -> 81.8 %; the mask's quads moved
+            # too, or ends moved up to 5 or 12 %: fewer right answers or more wrong ones)
+            todo = n_mask + np.flatnonzero(~traced[n_mask:] & white)
+            if len(todo):
+                moved, coverage = trace_sides(near, qs[todo])
+                ok = (coverage >= MIN_TRACED) & (inner_whiteness(g, moved) >= white_enough)
+                qs[todo[ok]] = moved[ok]
+                traced[todo[ok]] = True
         contrast = card_contrasts(g, qs)
         low = np.flatnonzero((contrast < MIN_CONTRAST) & ~traced)
         if len(low):
@@ -359,6 +369,46 @@ def outline_coverage(edges: np.ndarray, quads: np.ndarray) -> np.ndarray:
     Canny map), the weakest side's."""
     _, pts = _side_points(quads)
     return (_pixels(edges, pts) > 0).mean(2).min(1)
+
+
+TRACE_SHIFT = 0.08  # of the quad's size across a side: how far each end of it may move
+TRACE_STEPS = 17  # shifts tried for each end, evenly over that range
+
+
+def trace_sides(near: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """N quads with each side moved to the straight line nearest it that the edge map `near`
+    covers best (each end of the side shifted across it independently, up to TRACE_SHIFT of
+    the quad's size that way, in TRACE_STEPS steps), the corners where the moved sides meet;
+    and the moved quads' `outline_coverage`."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    p0, p1 = q, np.roll(q, -1, axis=1)
+    d = p1 - p0
+    length = np.linalg.norm(d, axis=2, keepdims=True)
+    u = d / np.maximum(length, 1e-6)
+    n = np.stack([-u[..., 1], u[..., 0]], axis=-1) * np.roll(length, -1, axis=1)  # N x 4 x 2
+    o = np.linspace(-TRACE_SHIFT, TRACE_SHIFT, TRACE_STEPS, dtype=np.float32)
+    o0, o1 = (x.ravel() for x in np.meshgrid(o, o, indexing="ij"))  # K shifts of both ends
+    # a side's sample point at t moves by (1 - t) o0 + t o1 across it: each point's pixels
+    # are looked up once on a fine grid of such shifts, and every line gathers its own
+    fine = 8 * (TRACE_STEPS - 1) + 1
+    grid = np.linspace(-TRACE_SHIFT, TRACE_SHIFT, fine, dtype=np.float32)
+    base = p0[:, :, None] + _T[None, None, :, None] * d[:, :, None]  # N x 4 x 12 x 2
+    pts = base[:, :, :, None] + grid[None, None, None, :, None] * n[:, :, None, None]
+    on = _pixels(near, pts) > 0  # N x 4 x 12 x fine
+    shift = (1 - _T)[:, None] * o0[None] + _T[:, None] * o1[None]  # 12 x K
+    at = np.rint((shift + TRACE_SHIFT) / (2 * TRACE_SHIFT) * (fine - 1)).astype(np.intp)
+    cov = on[:, :, np.arange(len(_T))[:, None], at].mean(2)  # N x 4 x K
+    # the best covered line; of equals, the one moved least
+    k = (cov - 1e-3 * (np.abs(o0) + np.abs(o1))[None, None]).argmax(-1)
+    a = p0 + o0[k][..., None] * n
+    b = p1 + o1[k][..., None] * n  # N x 4 x 2: the moved sides
+    r, t = b - a, np.roll(b - a, 1, axis=1)
+    pb = np.roll(a, 1, axis=1)  # side i and side i-1 meet at corner i
+    den = t[..., 0] * r[..., 1] - t[..., 1] * r[..., 0]
+    safe = np.abs(den) > 1e-3
+    kk = ((a - pb)[..., 0] * r[..., 1] - (a - pb)[..., 1] * r[..., 0]) / np.where(safe, den, 1)
+    moved = np.where(safe[..., None], pb + kk[..., None] * t, q).astype(np.float32)
+    return moved, outline_coverage(near, moved)
 
 
 def inner_whiteness(g: np.ndarray, quads: np.ndarray) -> np.ndarray:
