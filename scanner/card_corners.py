@@ -240,13 +240,22 @@ def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True,
     if not by_corners or size is None:
         return readings
     short, long_ = size
-    boxes = [_box(q) for q in kept_quads]  # a quad taken for no card hides no corner
+    # only cards read (or seen face down) hide their corners: an outline left unread is often
+    # two or three cards traced as one, whose corners each show an index; a card a corner
+    # names takes the place of the unread outline it lies in (on the fit half of
+    # real-cards-dev recall 74.9 -> 78.4 %, 62 more right, 1 more wrong; unread outlines
+    # blocking only up to 1.5 times a card's area: 25 more right, none wrong)
+    read = [r.card is not None or r.face_down for r in readings]
+    boxes = [_box(q) for q, sure in zip(kept_quads, read, strict=True) if sure]
+    unread = [(i, _box(q)) for i, (q, sure) in enumerate(zip(kept_quads, read, strict=True))
+              if not sure]
     hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
                                                               short, long_)]
     hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
     named = {r.card for r in readings if r.card is not None}
     extra = sorted((r for r in reader.read_corners(image, hyps) if r.card is not None),
                    key=lambda r: -r.confidence)
+    replaced: set[int] = set()
     for r in extra:
         box = _box(r.corners)
         if r.card in named or any(box_iou(box, b) >= 0.4 for b in boxes):
@@ -254,4 +263,5 @@ def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True,
         readings.append(r)
         named.add(r.card)
         boxes.append(box)
-    return readings
+        replaced |= {i for i, b in unread if box_iou(box, b) >= 0.4}
+    return [r for i, r in enumerate(readings) if i not in replaced]

@@ -919,6 +919,32 @@ def test_a_card_stretched_across_is_read_through_its_outline_turned(reader, code
     assert [r.card for r in cards_in_photo(img, reader)] == [code]
 
 
+def test_an_unread_outline_does_not_hide_the_corners_of_the_cards_it_traced(monkeypatch):
+    """Two cards touching are traced as one outline the reader cannot read; each still shows
+    its index corner. The corner's read is asked (only read cards hide corners) and the card it
+    names takes the unread outline's place, rather than both being reported."""
+    from scanner import card_corners
+    from scanner.detections import CardReading
+
+    img, _ = _white_table_photo()
+    both = np.float32([[100, 100], [280, 100], [280, 240], [100, 240]])  # two cards as one
+    left = np.float32([[100, 100], [200, 100], [200, 240], [100, 240]])
+    monkeypatch.setattr(card_corners, "find_cards", lambda *a, **k: [both])
+    monkeypatch.setattr(card_corners, "corner_hypotheses", lambda *a: [(left, 0)])
+    monkeypatch.setattr(card_corners, "_second_look", lambda *a: None)
+
+    class Reader:
+        def read_quads(self, image, quads, **kw):
+            return [CardReading(corners=np.asarray(q, np.float32), confidence=0.3)
+                    for q in quads]
+
+        def read_corners(self, image, hypotheses):
+            return [CardReading(corners=q, card="7C", confidence=0.9999) for q, _ in hypotheses]
+
+    readings = card_corners.cards_in_photo(img, Reader(), presence=None)
+    assert [(r.card, r.corners.tolist()) for r in readings] == [("7C", left.tolist())]
+
+
 def test_unread_outlines_the_presence_check_rejects_are_not_reported():
     """`cards` reports an outline it cannot read as `card: null`; where the card-presence check
     says it is no card (a pip, a patch of table) it is left out. A card the reader named stays
