@@ -945,6 +945,41 @@ def test_an_unread_outline_does_not_hide_the_corners_of_the_cards_it_traced(monk
     assert [(r.card, r.corners.tolist()) for r in readings] == [("7C", left.tolist())]
 
 
+def test_an_unsure_corner_is_read_again_as_a_card_a_little_smaller_or_larger():
+    """A corner found at the photo's median card size, read unsure, is read again as the corner
+    of a card 0.85 and 1.15 times that size; only a look at SECOND_LOOK_SURE answers, and the
+    answer keeps that look's outline. Corners read sure, or unsure with no candidate near,
+    are not asked again."""
+    from scanner.card_corners import CORNER_LOOK_SCALES, _second_look_at_corners
+    from scanner.detections import CardReading
+
+    card = np.float32([[100, 100], [160, 100], [160, 184], [100, 184]])
+    hyps = [(card, 0), (card + 200, 0), (card + 400, 0)]
+
+    class Reader:
+        asked: list = []
+
+        def read_corners(self, image, hypotheses):
+            self.asked += hypotheses
+            # a card 1.15 times the size is named surely; 0.85 times, nearly
+            out = []
+            for q, _ in hypotheses:
+                f = np.linalg.norm(q[1] - q[0]) / 60
+                conf = 0.9995 if f > 1.1 else 0.995
+                out.append(CardReading(corners=q, card="9D", confidence=conf))
+            return out
+
+    reads = [CardReading(corners=card, confidence=0.6, candidates=[("9D", 0.6)]),
+             CardReading(corners=card + 200, card="KS", confidence=0.999),
+             CardReading(corners=card + 400, confidence=0.3, candidates=[("2C", 0.3)])]
+    reader = Reader()
+    _second_look_at_corners(np.zeros((600, 600, 3), np.uint8), hyps, reads, reader)
+    assert len(reader.asked) == len(CORNER_LOOK_SCALES)  # the first corner's looks only
+    assert np.allclose(reader.asked[0][0][0], card[0])  # about the corner seen
+    assert reads[0].card == "9D" and np.linalg.norm(reads[0].corners[1] - card[0]) > 65
+    assert [r.card for r in reads[1:]] == ["KS", None]
+
+
 def test_unread_outlines_the_presence_check_rejects_are_not_reported():
     """`cards` reports an outline it cannot read as `card: null`; where the card-presence check
     says it is no card (a pip, a patch of table) it is left out. A card the reader named stays
