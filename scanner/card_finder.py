@@ -429,8 +429,12 @@ def _side_points(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _pixels(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
     """The image's values at the nearest pixels to `pts` (..., 2), clipped to the image."""
     h, w = image.shape[:2]
-    ii = np.clip(np.rint(pts).astype(np.int32), 0, [w - 1, h - 1])
-    return image[ii[..., 1], ii[..., 0]]
+    ii = np.rint(pts).astype(np.int32)
+    # each coordinate against its own scalar bounds: clipping both against a pair broadcast
+    # over the points cost 4 times as much on `trace_sides`' 60,000 of them
+    x = np.minimum(np.maximum(ii[..., 0], 0), w - 1)
+    y = np.minimum(np.maximum(ii[..., 1], 0), h - 1)
+    return image[y, x]
 
 
 _T = (np.arange(12) + 0.5) / 12 * 0.8 + 0.1  # along each side, clear of the rounded corners
