@@ -945,6 +945,24 @@ def test_an_unread_outline_does_not_hide_the_corners_of_the_cards_it_traced(monk
     assert [(r.card, r.corners.tolist()) for r in readings] == [("7C", left.tolist())]
 
 
+@pytest.mark.parametrize("off,found", [(0.0, True), (30.0, True), (40.0, False)])
+def test_a_corner_sheared_by_a_stretched_photo_still_counts_as_a_card_corner(off, found):
+    """A turned card in a photo stretched to another aspect shows corners sheared off a right
+    angle (real-cards-dev's 640 x 640 photos: by up to 30 degrees); they are still a card's
+    corners. A corner much sharper is not."""
+    from scanner.card_corners import _corners_of
+
+    t = np.radians(90.0 - off)
+    arm = 120.0
+    p = np.array([100.0, 300.0])
+    poly = np.array([p, p + arm * np.array([1.0, 0.0]),
+                     p + arm * np.array([1.0, 0.0]) + arm * np.array([np.cos(t), -np.sin(t)]),
+                     p + arm * np.array([np.cos(t), -np.sin(t)])], np.int32).reshape(-1, 1, 2)
+    corners = _corners_of(poly, 60.0)
+    seen = any(np.abs(c.point - p).max() < 2 for c in corners)
+    assert seen == found
+
+
 def test_an_unsure_corner_is_read_again_as_a_card_a_little_smaller_or_larger():
     """A corner found at the photo's median card size, read unsure, is read again as the corner
     of a card 0.85 and 1.15 times that size; only a look at SECOND_LOOK_SURE answers, and the
