@@ -520,6 +520,30 @@ def test_cards_left_unsure_in_a_blurred_frame_are_read_again_sharpened(reader, m
     assert right >= right_before + 2 and wrong == wrong_before == 0
 
 
+def test_cards_left_unsure_are_read_again_through_their_outline_grown_and_shrunk(
+        reader, monkeypatch):
+    """still-1: a card the first looks leave unsure is named through its outline grown 5 %
+    (the index cut a little wider than the rim put it); such a look answers only at
+    SCALED_LOOK_SURE, and nothing is answered wrong."""
+    import scanner.pipeline as pipeline
+
+    img, truth = load("still-1")
+
+    def read_right_and_wrong() -> tuple[int, int]:
+        reading = TableScanner(truth_profile(truth), reader).scan(img)
+        said = {c: reading.cells[c].card.card for c, t in truth["cells"].items()
+                if t["card"] and reading.cells.get(c) and reading.cells[c].card}
+        right = sum(said[c] == truth["cells"][c]["card"] for c in said)
+        return right, sum(card is not None for card in said.values()) - right
+
+    right, wrong = read_right_and_wrong()
+    monkeypatch.setattr(pipeline, "SCALED_LOOK_SURE", 1.01)  # no look can answer
+    assert read_right_and_wrong() == (right - 1, 0)
+    monkeypatch.setattr(pipeline, "SCALED_LOOKS", ())
+    assert read_right_and_wrong() == (right - 1, 0)
+    assert wrong == 0
+
+
 def test_sharpened_adds_back_the_detail_a_blur_took():
     from scanner.card_reader import sharpened
 
