@@ -501,22 +501,23 @@ def test_a_portrait_card_found_landscape_is_read_upright(reader, monkeypatch):
     assert (read.card, read.orientation) != ("KS", "portrait")
 
 
+def _right_and_wrong(img: np.ndarray, truth: dict, reader: CardReader) -> tuple[int, int]:
+    """A still's board cards read right, and answered wrong, by the board scanner."""
+    reading = TableScanner(truth_profile(truth), reader).scan(img)
+    said = {c: reading.cells[c].card.card for c, t in truth["cells"].items()
+            if t["card"] and reading.cells.get(c) and reading.cells[c].card}
+    right = sum(said[c] == truth["cells"][c]["card"] for c in said)
+    return right, sum(card is not None for card in said.values()) - right
+
+
 def test_cards_left_unsure_in_a_blurred_frame_are_read_again_sharpened(reader, monkeypatch):
     import scanner.pipeline as pipeline
 
     img, truth = load("still-0")
     blurred = cv2.GaussianBlur(img, (0, 0), 0.8)  # a camera slightly out of focus
-
-    def read_right_and_wrong() -> tuple[int, int]:
-        reading = TableScanner(truth_profile(truth), reader).scan(blurred)
-        said = {c: reading.cells[c].card.card for c, t in truth["cells"].items()
-                if t["card"] and reading.cells.get(c) and reading.cells[c].card}
-        right = sum(said[c] == truth["cells"][c]["card"] for c in said)
-        return right, sum(card is not None for card in said.values()) - right
-
-    right, wrong = read_right_and_wrong()
+    right, wrong = _right_and_wrong(blurred, truth, reader)
     monkeypatch.setattr(pipeline, "SHARPER_LOOK", None)
-    right_before, wrong_before = read_right_and_wrong()
+    right_before, wrong_before = _right_and_wrong(blurred, truth, reader)
     assert right >= right_before + 2 and wrong == wrong_before == 0
 
 
@@ -528,19 +529,11 @@ def test_cards_left_unsure_are_read_again_through_their_outline_grown_and_shrunk
     import scanner.pipeline as pipeline
 
     img, truth = load("still-1")
-
-    def read_right_and_wrong() -> tuple[int, int]:
-        reading = TableScanner(truth_profile(truth), reader).scan(img)
-        said = {c: reading.cells[c].card.card for c, t in truth["cells"].items()
-                if t["card"] and reading.cells.get(c) and reading.cells[c].card}
-        right = sum(said[c] == truth["cells"][c]["card"] for c in said)
-        return right, sum(card is not None for card in said.values()) - right
-
-    right, wrong = read_right_and_wrong()
+    right, wrong = _right_and_wrong(img, truth, reader)
     monkeypatch.setattr(pipeline, "SCALED_LOOK_SURE", 1.01)  # no look can answer
-    assert read_right_and_wrong() == (right - 1, 0)
+    assert _right_and_wrong(img, truth, reader) == (right - 1, 0)
     monkeypatch.setattr(pipeline, "SCALED_LOOKS", ())
-    assert read_right_and_wrong() == (right - 1, 0)
+    assert _right_and_wrong(img, truth, reader) == (right - 1, 0)
     assert wrong == 0
 
 
