@@ -311,19 +311,18 @@ def snap_sides_to(edges: np.ndarray, quads: np.ndarray) -> np.ndarray:
     out = []
     for q in np.asarray(quads, np.float32).reshape(-1, 4, 2):
         lines = []
-        # the edge pixels of the card's box, row by row (each side's band of them keeps that
-        # order, as if looked up in the side's own box: the same points are fitted)
-        x0, y0 = np.maximum(np.floor(q.min(0)).astype(int) - SIDE_BAND - 1, 0)
-        x1, y1 = np.minimum(np.ceil(q.max(0)).astype(int) + SIDE_BAND + 2, [w, h])
-        ys, xs = np.nonzero(edges[y0:y1, x0:x1])
-        box_pix = np.stack([xs + x0, ys + y0], 1).astype(np.float32)
         for i in range(4):
             p0, p1 = q[i], q[(i + 1) % 4]
             d = p1 - p0
             length = float(np.linalg.norm(d))
             u = d / max(length, 1e-6)
             n = np.array([-u[1], u[0]], np.float32)
-            pix = box_pix
+            # the edge pixels around this side only: a card's box holds several times as
+            # many. Row by row, as they lie in the card's box, so the same points are fitted
+            x0, y0 = np.maximum(np.floor(np.minimum(p0, p1)).astype(int) - SIDE_BAND - 1, 0)
+            x1, y1 = np.minimum(np.ceil(np.maximum(p0, p1)).astype(int) + SIDE_BAND + 2, [w, h])
+            ys, xs = np.nonzero(edges[y0:y1, x0:x1])
+            pix = np.stack([xs + x0, ys + y0], 1).astype(np.float32)
             rel = pix - p0
             along, across = rel @ u, rel @ n
             sel = (np.abs(across) <= SIDE_BAND) & (along > 0.1 * length) & (along < 0.9 * length)
