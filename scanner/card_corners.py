@@ -180,19 +180,20 @@ def _second_look(image: np.ndarray, seen: TableMasks, quads: list[np.ndarray],
     named = {r.card for r in readings if r.card is not None}
     refit = snap_sides_to(seen.outline, np.array([quads[i] * seen.scale for i in todo],
                                                  np.float32)) / seen.scale
+    ordered = np.array([portrait_order(quads[i]) for i in todo], np.float32)
     looks = [np.array([portrait_order(q) for q in refit], np.float32)]
-    for g in GROWN:
-        looks.append(np.array([portrait_order(quads[i].mean(0) + (quads[i] - quads[i].mean(0))
-                                              * (1 + g)) for i in todo], np.float32))
+    centres = ordered.mean(1, keepdims=True)
+    for g in GROWN:  # (scaled about its centre, a quad keeps its portrait order)
+        looks.append(centres + (ordered - centres) * (1 + g))
     # last, the outline a quarter turned: a card nearly square in the image (a photo
     # stretched to a square, a card seen at a slant) may have been cut with its long side
     # across, its index read sideways (on the fit half of real-cards-dev 25 more cards read
     # right, none wrong; asked before the other looks, or with every look turned, no better)
-    looks.append(np.array([portrait_order(quads[i])[_QUARTER] for i in todo], np.float32))
+    looks.append(ordered[:, _QUARTER])
     # every look read in one batch (a reader call costs more than the cards it reads), then
     # taken in turn as if each were asked only of the cards the looks before left unsure
-    asked = [(k, j) for k, look in enumerate(looks) for j, i in enumerate(todo)
-             if np.abs(look[j] - portrait_order(quads[i])).max() > 1.0]
+    asked = [(k, j) for k, look in enumerate(looks) for j in range(len(todo))
+             if np.abs(look[j] - ordered[j]).max() > 1.0]
     if not asked:
         return
     again = reader.read_quads(image, [looks[k][j] for k, j in asked],
