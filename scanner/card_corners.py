@@ -224,6 +224,44 @@ def _second_look_at_corners(image: np.ndarray, hyps: list[tuple[np.ndarray, int]
             reads[i] = r
 
 
+def _corner_reads(image: np.ndarray, seen: TableMasks, reader, short: float, long_: float,
+                  boxes: list[np.ndarray]) -> list[CardReading]:
+    """Each visible corner read as the corner of a card `short` x `long_` (working pixels),
+    but where a card already read lies."""
+    hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
+                                                              short, long_)]
+    hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    reads = reader.read_corners(image, hyps)
+    _second_look_at_corners(image, hyps, reads, reader)
+    return reads
+
+
+# with no outline read, the photo's card size is a guess (from pips, or from a heap traced as
+# one): the corners are read at each of these sizes too (short side, of the image's short side)
+SIZE_LADDER = tuple(0.06 * 1.35 ** k for k in range(7))
+
+
+def _corner_reads_at_likeliest_size(image: np.ndarray, seen: TableMasks, reader,
+                                    size: tuple[float, float], boxes: list[np.ndarray]
+                                    ) -> list[CardReading]:
+    """With no outline read, the card size the outlines gave is likely wrong: the corners are
+    read at it and at every size of SIZE_LADDER, and the size whose corners name the most
+    cards surely (distinct cards; then the surer) is taken to be the photo's."""
+    aspect = max(size[1] / size[0], 1.2)
+    image_short = min(seen.outline.shape[:2])
+    best: tuple[tuple[int, float], list[CardReading]] | None = None
+    for short in (size[0], *(f * image_short for f in SIZE_LADDER)):
+        reads = _corner_reads(image, seen, reader, short, short * aspect, boxes)
+        sure = {}
+        for r in reads:
+            if r.card is not None:
+                sure[r.card] = max(sure.get(r.card, 0.0), r.confidence)
+        score = (len(sure), sum(sure.values()))
+        if best is None or score > best[0]:
+            best = (score, reads)
+    return best[1] if best else []
+
+
 @functools.lru_cache(maxsize=1)
 def _default_presence():
     from .card_presence import CardPresence
@@ -276,12 +314,11 @@ def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True,
     boxes = [_box(q) for q, sure in zip(kept_quads, read, strict=True) if sure]
     unread = [(i, _box(q)) for i, (q, sure) in enumerate(zip(kept_quads, read, strict=True))
               if not sure]
-    hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
-                                                              short, long_)]
-    hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    if any(r.card is not None for r in readings):
+        reads = _corner_reads(image, seen, reader, short, long_, boxes)
+    else:
+        reads = _corner_reads_at_likeliest_size(image, seen, reader, (short, long_), boxes)
     named = {r.card for r in readings if r.card is not None}
-    reads = reader.read_corners(image, hyps)
-    _second_look_at_corners(image, hyps, reads, reader)
     extra = sorted((r for r in reads if r.card is not None), key=lambda r: -r.confidence)
     replaced: set[int] = set()
     for r in extra:

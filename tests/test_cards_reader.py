@@ -962,6 +962,60 @@ def test_an_unread_outline_does_not_hide_the_corners_of_the_cards_it_traced(monk
     assert [(r.card, r.corners.tolist()) for r in readings] == [("7C", left.tolist())]
 
 
+@pytest.mark.parametrize("outline_read", [False, True])
+def test_with_no_outline_read_corners_are_read_at_the_size_that_names_most_cards(
+        monkeypatch, outline_read):
+    """With no outline read, the photo's card size came from pips or from a heap traced as
+    one: the corners are read at sizes over SIZE_LADDER too, and the size whose corners name
+    the most cards surely is the photo's. Where an outline was read its size stands."""
+    from scanner import card_corners
+    from scanner.detections import CardReading
+
+    img, _ = _white_table_photo()
+    pip = np.float32([[300, 300], [330, 300], [330, 340], [300, 340]])
+    monkeypatch.setattr(card_corners, "find_cards", lambda *a, **k: [pip])
+    monkeypatch.setattr(card_corners, "_second_look", lambda *a: None)
+    asked = []
+    right = card_corners.SIZE_LADDER[4] * 480  # the cards' true short side (px)
+
+    def corner_reads(image, seen, reader, short, long_, boxes):
+        asked.append(short)
+        at = np.float32([[10, 10], [10 + short, 10], [10 + short, 10 + long_], [10, 10 + long_]])
+        cards = ["5H", "6H"] if abs(short - right) < 1 else ["JK"] if short < 100 else []
+        return [CardReading(corners=at + 200 * i, card=c, confidence=0.999)
+                for i, c in enumerate(cards)]
+
+    monkeypatch.setattr(card_corners, "_corner_reads", corner_reads)
+
+    class Reader:
+        def read_quads(self, image, quads, **kw):
+            return [CardReading(corners=np.asarray(q, np.float32), card="9S" if outline_read
+                                else None, confidence=0.999 if outline_read else 0.3)
+                    for q in quads]
+
+    readings = card_corners.cards_in_photo(img, Reader(), presence=None)
+    if outline_read:
+        assert len(asked) == 1 and asked[0] == pytest.approx(30, abs=1)
+        assert [r.card for r in readings] == ["9S", "JK"]
+    else:
+        assert len(asked) == 1 + len(card_corners.SIZE_LADDER)
+        assert sorted(r.card for r in readings if r.card) == ["5H", "6H"]
+
+
+@pytest.mark.skipif(not (REAL_CARDS / "images").is_dir(),
+                    reason="real-cards-dev not beside the repository")
+def test_cards_heaped_on_a_mattress_are_read_at_the_size_their_corners_name_most_cards():
+    """IMG_20220316_160948 (the half of real-cards-dev choices are made on): four hearts fanned
+    on a patterned mattress. The one outline traced is the heap, read as no card, and the
+    card size it gave was the heap's: one card was named. At the size whose corners name the
+    most cards, all four are."""
+    from scanner.card_corners import cards_in_photo
+
+    img = cv2.imread(str(next((REAL_CARDS / "images").glob("IMG_20220316_160948_jpg.rf.ba8*"))))
+    assert sorted(r.card for r in cards_in_photo(img, CardReader()) if r.card) == \
+        ["5H", "6H", "7H", "8H"]
+
+
 @pytest.mark.parametrize("off,found", [(0.0, True), (30.0, True), (40.0, False)])
 def test_a_corner_sheared_by_a_stretched_photo_still_counts_as_a_card_corner(off, found):
     """A turned card in a photo stretched to another aspect shows corners sheared off a right
