@@ -39,6 +39,9 @@ from .piece_classifier import (
 from .piece_crops import PITCH_X, PITCH_Y, as_board_camera, cell_centre, crop_quad, warp_quad
 
 EMPTY = CLASSES.index("empty")
+# what `learn_set` says where too few units' kinds are settled to learn from: a caller may try
+# again once the game has settled them
+PLACEMENT_IN_QUESTION = "a side's placement was still a question"
 # a piece stands where a player put it: crop each cell a little off centre too
 _OFFSETS = [(0.0, 0.0), (-1.2, 0.0), (1.2, 0.0), (0.0, -1.2), (0.0, 1.2)]
 
@@ -280,9 +283,9 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
             if clf.tokens.printed_set else ""
         return f"none: {when} {printed} of {len(cells)} units were paper " \
                f"tokens read by their print{printed_at}{reads_bare}"
+    if not enough_to_learn(units, cells):
+        return f"none: {when} {PLACEMENT_IN_QUESTION}{rests}"
     doubted = sorted(set(cells) - set(units))
-    if doubted and not _enough_left(units, doubted):
-        return f"none: {when} a side's placement was still a question{rests}"
     bare = [cell for cell in CELL_NAMES if cell not in cells]  # no unit stands there
     units_before = read_as_units(clf, image, camera, bare)
     try:
@@ -303,6 +306,13 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
            f"({', '.join(doubted)})" if doubted else ""
     return f"{when} from {len(units)} units ({', '.join(info['classes'])}) in " \
            f"{info['seconds']} s{left}{rests}"
+
+
+def enough_to_learn(units: dict[str, str], cells: list[str]) -> bool:
+    """Whether `units` (the units standing on `cells` whose kinds are settled) are enough to
+    learn the set from (`_enough_left`): all of them, or enough with the doubted left out."""
+    doubted = set(cells) - set(units)
+    return not doubted or _enough_left(units, sorted(doubted))
 
 
 def _enough_left(units: dict[str, str], doubted: list[str]) -> bool:

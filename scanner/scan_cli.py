@@ -16,10 +16,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engines.royal_battles import Phase, Side
+
+if TYPE_CHECKING:
+    from .detections import TableReading
 
 RECORDING_VERSION = 1  # bump when TableReading changes shape: old recordings are refused
 READINGS_FILE = "readings.pkl.gz"  # a game's recorded readings, in its fixture folder
@@ -144,6 +148,29 @@ def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) ->
                      f"at frame {frame_no}")
 
 
+def _units_settled_in_view(reading: TableReading, tracker) -> bool:
+    """Whether this frame may teach the piece classifier the players' set after the set-up
+    view could not (its placement was still a question): the game has since settled enough
+    units' kinds (`piece_adapt.enough_to_learn`), the table is believed to show the engine's
+    position, and this very frame sees every unit standing, of its side, on its cell (a
+    belief lags a frame or two behind a unit lifted)."""
+    from engines.royal_battles import CELL_NAMES
+
+    from .piece_adapt import enough_to_learn
+
+    if reading.occluded or not reading.board_found or tracker.state.is_terminal() \
+            or not tracker.table_agrees():
+        return False
+    cells = {CELL_NAMES[c]: u.side.value for c, u in tracker.state.units.items()}
+    for cell, side in cells.items():
+        read = reading.cells.get(cell)
+        piece = read.piece if read is not None else None
+        if piece is None or piece.occupied is not True \
+                or getattr(piece, "seen_side", None) not in (None, side):
+            return False
+    return enough_to_learn(tracker.placed_units(), list(cells))
+
+
 def _fail(message: str) -> int:
     print(f"royal-table scan: {message}", file=sys.stderr)
     return 2
@@ -204,6 +231,11 @@ def _adaptation_said(note: str | None) -> str:
     figures hang on whether and when the classifier learnt the set)."""
     if not note:
         return ""
+    then = note.partition("; then ")[2]
+    if then:  # tried again once the set-up view's placement was settled
+        said = _adaptation_said(then)
+        return said + " (after the set-up view's placement was settled)" \
+            if said.startswith("; the set learnt") else said
     if note.startswith("at frame "):
         left = note.split(" s, ", 1)[1].split(";")[0] if " left out (" in note else ""
         return f"; the set learnt at frame {note.split()[2]}" + (f" ({left})" if left else "")
@@ -586,6 +618,7 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
         from .following import FollowingScanner
         from .incremental import IncrementalScanner, board_region
         from .occlusion import OcclusionDetector
+        from .piece_adapt import PLACEMENT_IN_QUESTION
         from .pipeline import TableScanner
         from .sources import SourceError, open_source
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -619,6 +652,7 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
     # the set-up view teaches the classifier the players' own set; with the armies inferred
     # from the classifier's own reads it would only learn what it already thought
     adapt_pending = pieces is not None and armies is not None and not args.no_adapt
+    adapt_later = False  # the set-up view's placement was in question: learn once it is settled
     adaptation_note = "" if adapt_pending else "none: " + (
         "no piece classifier" if pieces is None else "--no-adapt" if args.no_adapt
         else "the armies were not given")
@@ -670,6 +704,11 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
                 adapt_pending = False
                 adaptation_note = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
+                adapt_later = PLACEMENT_IN_QUESTION in adaptation_note
+            elif adapt_later and scanner is not None and _units_settled_in_view(reading, tracker):
+                adapt_later = False
+                adaptation_note += "; then " + _adapt_to_set(pieces, image, scanner, tracker,
+                                                             frame_no)
             tracked.close_frame(reading, (time.perf_counter() - t0 - kept) * 1000,
                                (time.process_time() - c0 - kept) * 1000)
             frame_no += 1

@@ -495,6 +495,11 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
             self._origin[arg] = self._origin.pop(cell, cell)
             self._arrived[arg] = len(self.journal) + 1
 
+    def table_agrees(self) -> bool:
+        """Whether the table, as believed, shows the engine's position and nothing waits for a
+        player: no move is half seen."""
+        return self.holding is None and not self._diff()
+
     def _diff(self) -> dict[str, tuple[object, object]]:
         seen = self.believed()
         engine = visible_table(self.state, self._sides_only)

@@ -267,14 +267,17 @@ class ArmyPlacement:
         classifier learnt the swap and the game lost 24 moves). Where a side's placement is
         still an open question, or is watched but no longer backed by its units' views, only
         the units the question doubts are left out (two read as each other's kind leave the
-        army's others sure: v8-s349's black queen and king); the whole side once any of its
-        units has left the cell it was placed on."""
+        army's others sure: v8-s349's black queen and king), units that have moved on
+        known by the cells they were placed on; the whole side where one of its units stands
+        that the question does not cover."""
         left_out: set[int] = set()
         for q in self.questions:
             if not isinstance(q, PlacementQuestion) or (q.watched and q.backed()):
                 continue
             cells = {cell for cell, u in self.state.units.items() if u.side is q.side}
-            if cells != {parse_cell(o) for o in q.origins}:
+            # a unit that has moved on is known by the cell it was placed on
+            if not {self._origin.get(CELL_NAMES[c], CELL_NAMES[c]) for c in cells} \
+                    <= set(q.origins):
                 left_out |= cells
                 continue
             # a kind a doubted unit may be is learnt from none of the side's units: one

@@ -451,3 +451,16 @@ def test_scan_recorded_replays_adds_up_per_set_and_names_games_that_changed(monk
     earlier.write_text("{}")
     assert scan_cli.recorded(args, scan=fake) == 2
     assert "not a `scan recorded --json` output" in capsys.readouterr().err
+
+
+def test_a_set_learnt_after_the_set_up_view_is_said_so_on_the_fixture_line():
+    """A game whose set-up view could not teach the set learns it once the placement is
+    settled (`scan_cli._units_settled_in_view`); its line says when, and why so late."""
+    from scanner.scan_cli import _adaptation_said
+
+    first = "none: at frame 191 a side's placement was still a question"
+    assert _adaptation_said(first) == f"; the set not learnt ({first[6:]})"
+    assert _adaptation_said(f"{first}; then at frame 417 from 6 units (white-pawn) in 0.3 s") \
+        == "; the set learnt at frame 417 (after the set-up view's placement was settled)"
+    refused = "none: at frame 417 the look learnt from 6 units read 2 bare cells as units"
+    assert _adaptation_said(f"{first}; then {refused}") == f"; the set not learnt ({refused[6:]})"

@@ -3422,3 +3422,50 @@ def test_an_open_placement_weighs_the_units_heights_with_their_views():
 
     assert question({}) == ("queen", "king")
     assert question({"c1": 7.5, "e1": 6.8}) == ("king", "queen")
+
+
+def test_the_set_is_learnt_once_the_game_has_settled_a_placement_in_question():
+    """White's units read as any kind at set-up: the set-up view cannot teach the piece
+    classifier the set (`piece_adapt.enough_to_learn`). The units' later views settle the
+    placement, and a later settled frame, every unit seen standing on its cell, may; a frame
+    with a unit lifted off its cell may not (`scan_cli._units_settled_in_view`)."""
+    from scanner.scan_cli import _units_settled_in_view
+
+    steps = record_game(3)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    army = steps[0][1]["armies"]["white"]
+    ready = []
+    for frame in frames_of(steps, _empty(steps), seed=3):
+        if tracker.state.phase.value in ("setup", "place"):
+            for cell in frame.cells.values():
+                p = cell.piece
+                if p is not None and p.piece and p.piece.startswith("white"):
+                    cell.piece = PieceReading(None, 0.9, occupied=True, seen_side="white",
+                                              kinds=[(k, 1 / len(army)) for k in army])
+        tracker.update(frame)
+        if tracker.state.phase.value not in ("setup", "place"):
+            ready.append(_units_settled_in_view(frame, tracker))
+            if ready[-1]:
+                lifted = next(c for c in frame.cells.values()
+                              if c.piece is not None and c.piece.occupied)
+                lifted.piece = PieceReading("empty", 0.99)
+                assert not _units_settled_in_view(frame, tracker)
+    assert ready[0] is False
+    assert any(ready), "the placement was never settled"
+    assert [e.text for e in tracker.events] == truth_events(steps)
+
+
+def test_units_that_moved_on_still_teach_the_set_while_others_are_in_question():
+    """White's knight and pawn read as each other throughout: the placement stays a question
+    and those two are left out of what the piece classifier may learn from; white's king,
+    moved on from its set-up card, is known by that card and is still learnt from (the set
+    is learnt later in a game whose set-up view could not teach it)."""
+    steps = record_game(4)
+    tracker, (k1, c1), (k2, c2) = _set_up_leaning_the_wrong_way(steps, 30, after_set_up=True,
+                                                                lean=0.5)
+    assert tracker.open_questions()
+    moved = {cell: origin for cell, origin in tracker._origin.items() if cell != origin}
+    assert moved.get("b2") == "a1"
+    white = {c: u for c, u in tracker.placed_units().items() if u.startswith("white")}
+    assert white == {"b2": "white-king", "g1": "white-rook"}
+    assert c1 not in white and c2 not in white
