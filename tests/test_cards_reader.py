@@ -976,22 +976,24 @@ def test_with_no_outline_read_corners_are_read_at_the_size_that_names_most_cards
     monkeypatch.setattr(card_corners, "find_cards", lambda *a, **k: [pip])
     monkeypatch.setattr(card_corners, "_second_look", lambda *a: None)
     asked = []
-    right = card_corners.SIZE_LADDER[4] * 480  # the cards' true short side (px)
+    right = card_corners.SIZE_LADDER[2] * 480  # the cards' true short side (px)
 
-    def corner_reads(image, seen, reader, short, long_, boxes):
+    def corner_hyps(seen, short, long_, boxes):
         asked.append(short)
         at = np.float32([[10, 10], [10 + short, 10], [10 + short, 10 + long_], [10, 10 + long_]])
         cards = ["5H", "6H"] if abs(short - right) < 1 else ["JK"] if short < 100 else []
-        return [CardReading(corners=at + 200 * i, card=c, confidence=0.999)
-                for i, c in enumerate(cards)]
+        return [(at + 200 * i, c) for i, c in enumerate(cards)]  # (the card stands in for k)
 
-    monkeypatch.setattr(card_corners, "_corner_reads", corner_reads)
+    monkeypatch.setattr(card_corners, "_corner_hyps", corner_hyps)
 
     class Reader:
         def read_quads(self, image, quads, **kw):
             return [CardReading(corners=np.asarray(q, np.float32), card="9S" if outline_read
                                 else None, confidence=0.999 if outline_read else 0.3)
                     for q in quads]
+
+        def read_corners(self, image, hyps):
+            return [CardReading(corners=q, card=c, confidence=0.999) for q, c in hyps]
 
     readings = card_corners.cards_in_photo(img, Reader(), presence=None)
     if outline_read:
