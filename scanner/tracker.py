@@ -176,6 +176,14 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         # move taken from its card alone, a unit never seen on its set-up card): non-firm
         # empty reads there say nothing until one is firm
         self._misread_empty: set[str] = set()
+        # of those, the cells a unit moved onto read firmly empty, and read so ever since: the
+        # piece reader may not see that unit there at all, and a firm empty read is the very
+        # look the move was taken against (v3-s163: a brutalchess knight on a berlin KC read
+        # empty at 0.958 from the moment it stood there; it was taken off as hit three frames
+        # after its move, and the rook the attack did take off could then not be explained:
+        # 13 events lost). Seeing the unit there, another look at the cell (unsure, say) or
+        # the unit moving on ends the doubt
+        self._moved_in_unseen: set[str] = set()
 
     # ----------------------------------------------------------------- frames
 
@@ -209,9 +217,13 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         for cell in list(self._misread_empty):
             read = reading.cells.get(cell)
             piece = read.piece if read is not None else None
+            if not surely_empty(piece):  # another look: a firm empty one is news again
+                self._moved_in_unseen.discard(cell)
             if parse_cell(cell) not in self.state.units or (
-                    piece is not None and piece.occupied is True) or surely_empty(piece):
+                    piece is not None and piece.occupied is True) or (
+                    surely_empty(piece) and cell not in self._moved_in_unseen):
                 self._misread_empty.discard(cell)  # moved on, or read surely either way
+                self._moved_in_unseen.discard(cell)
             elif values.get(f"{cell}.unit") is None:
                 values[f"{cell}.unit"] = NO_READING
         self._bare_looks(values, cards_now)

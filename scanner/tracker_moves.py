@@ -362,6 +362,8 @@ class MoveReading:
                 self.beliefs[f"{to}.unit"].value = side if self._sides_only else \
                     f"{side}-{self.state.units[parse_cell(to)].kind}"
                 self._misread_empty.add(to)
+                if surely_empty(self._piece_reads.get(to)):
+                    self._moved_in_unseen.add(to)
             self._record(TableEvent(frame, text, "move", flags))
             self.attacks_to_resolve.append(text)
             return True

@@ -3469,3 +3469,24 @@ def test_units_that_moved_on_still_teach_the_set_while_others_are_in_question():
     white = {c: u for c, u in tracker.placed_units().items() if u.startswith("white")}
     assert white == {"b2": "white-king", "g1": "white-rook"}
     assert c1 not in white and c2 not in white
+
+
+@pytest.mark.parametrize("seed,nth", [(4, 0), (5, 0), (7, 3)])
+def test_a_unit_the_piece_reader_never_sees_on_its_card_is_not_taken_off_as_hit(seed, nth):
+    """Every unit standing on the card of the game's `nth` move is read firmly empty (v3-s163:
+    a brutalchess knight on a berlin KC, empty at 0.958): the move is taken from its card, and
+    the same empty read is no news that the unit was taken off (it was, three frames later, and
+    the removal the attack did make could then not be explained)."""
+    steps = record_game(seed)
+    moves = [a for a, _ in steps if a.split()[1] == "move"
+             and len(set(a.split()[2].split("-"))) == 2]
+    to = moves[nth].split()[2].split("-")[1]
+
+    def unseen(frame):
+        cell = frame.cells.get(to)
+        if cell is not None and cell.piece is not None and cell.piece.occupied:
+            cell.piece = PieceReading("empty", 0.958)
+
+    tracker = _track(steps, seed, edit=unseen)
+    assert [e.text for e in tracker.events] == truth_events(steps)
+    assert any("not read: taken as the" in f for e in tracker.events for f in e.flags)
