@@ -3212,6 +3212,24 @@ def test_a_set_up_cards_question_is_not_answered_by_a_card_laid_on_it_later(seed
     assert question[0] in tracker.questions
 
 
+def _track_with_the_card_read(steps, seed, cell, laid, read):
+    """A tracker fed a game's frames where the card `laid` on `cell` is read, at its n-th
+    look in view, as `read(n)` says (and the piles' reads name their candidates, as a
+    camera's do)."""
+    looks = []
+
+    def edit(frame):
+        for pile in frame.initiative.values():
+            if pile is not None and pile.card and not pile.candidates:
+                pile.candidates = [(pile.card, 0.99)]
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
+            c.card = read(len(looks))
+            looks.append(frame.frame_index)
+
+    return _track(steps, seed, edit=edit)
+
+
 @pytest.mark.parametrize("seed, cell, laid, read_as", [
     (2, "a1", "7D", "QD"), (3, "g4", "KC", "6C"), (5, "f4", "7D", "4H"), (9, "e2", "4S", "JS")])
 def test_a_card_read_sure_twice_in_one_deck_weighs_both_places(seed, cell, laid, read_as):
@@ -3223,17 +3241,8 @@ def test_a_card_read_sure_twice_in_one_deck_weighs_both_places(seed, cell, laid,
     from scanner.detections import CardReading
 
     steps = record_game(seed)
-
-    def edit(frame):
-        for pile in frame.initiative.values():  # a camera's reads name their candidates
-            if pile is not None and pile.card and not pile.candidates:
-                pile.candidates = [(pile.card, 0.99)]
-        c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
-            c.card = CardReading(card=read_as, confidence=0.97,
-                                 candidates=[(read_as, 0.97), (laid, 0.03)])
-
-    tracker = _track(steps, seed, edit=edit)
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n: CardReading(
+        card=read_as, confidence=0.97, candidates=[(read_as, 0.97), (laid, 0.03)]))
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
     move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
         f"-{cell} {laid}"))
@@ -3504,21 +3513,10 @@ def test_a_card_settled_on_later_looks_still_gives_way_to_a_sure_read_of_it_else
     from scanner.detections import CardReading
 
     steps = record_game(seed)
-    looks = []
-
-    def edit(frame):
-        for pile in frame.initiative.values():  # a camera's reads name their candidates
-            if pile is not None and pile.card and not pile.candidates:
-                pile.candidates = [(pile.card, 0.99)]
-        c = frame.cells.get(cell)
-        if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
-            looks.append(frame.frame_index)
-            c.card = CardReading(card=None, confidence=0.6,
-                                 candidates=[(read_as, 0.6), (laid, 0.4)]) if len(looks) <= 6 \
-                else CardReading(card=read_as, confidence=0.995,
-                                 candidates=[(read_as, 0.995), (laid, 0.005)])
-
-    tracker = _track(steps, seed, edit=edit)
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n: CardReading(
+        card=None, confidence=0.6, candidates=[(read_as, 0.6), (laid, 0.4)]) if n < 6
+        else CardReading(card=read_as, confidence=0.995,
+                         candidates=[(read_as, 0.995), (laid, 0.005)]))
     move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
         f"-{cell} {laid}"))
     assert any(f.startswith("settled on later looks") for f in move.flags), move.flags
