@@ -174,3 +174,39 @@ def test_the_following_scanner_rebuilds_only_on_a_move_the_cards_confirm(frames,
     assert len(checks) == 2 and fs.profile is moved_to and built[-1] is moved_to
     assert reading.message == f"read with {id(moved_to)}"
     assert fs.followed == ["frame 5: the board moved 9 px; followed"]
+
+
+def _cards_at(profile: Profile, centres: list[tuple[float, float]]) -> list[np.ndarray]:
+    """Image quads of cards (0.6 x 0.8 cells) centred on board-plane points."""
+    from calibration.geometry import apply_h
+
+    half = np.array([[-0.3, -0.4], [0.3, -0.4], [0.3, 0.4], [-0.3, 0.4]])
+    return [apply_h(profile.H, half + c).astype(np.float32) for c in centres]
+
+
+@pytest.mark.parametrize("shift,both,new_only,followed", [
+    # the lattice a fifth of a cell off, holding one card more than the old (v6-s257): no move
+    (0.2, ("a1", "c1", "e1", "b2", "d2", "f2"), ("d3",), False),
+    # a bumped board: the old lattice holds none of the cards any more
+    (1.5, (), ("a1", "c1", "e1", "b2", "d2", "f2", "d3"), True),
+])
+def test_a_move_is_followed_only_where_the_new_lattice_holds_clearly_more_cards(
+        shift, both, new_only, followed):
+    """v6-s257, a static camera over a wood-grain table: the features put the board's far side
+    8 px off, and with 13 cards in view (piles and decks among them) the old lattice held 6 and
+    the new one 7; the board was followed 9 px astray and black's initiative pile went unread.
+    A move is believed where the new lattice holds clearly more of the cards than the old."""
+    from dataclasses import replace
+
+    from scanner.following import cards_agree
+
+    old = Profile.load(VIDEO / "profile.json")
+    # the new lattice's cell (x, y) lies where the old one's (x + shift, y) did
+    new = replace(old, H=old.H @ np.array([[1.0, 0.0, shift], [0, 1, 0], [0, 0, 1]]))
+    # a card on the new lattice only: `shift` from the new centre's old place, within 0.25 cell
+    # of the new centre and not of the old one
+    beyond = 2 * shift if shift < 0.25 else shift
+    centres = [cell_xy(c) for c in both] + [(x + beyond, y) for x, y in map(cell_xy, new_only)]
+    off_board = [(-2.0, float(y)) for y in range(3)] + [(9.0, float(y)) for y in range(3)]
+    quads = _cards_at(old, centres + off_board)  # (piles and decks: on neither lattice)
+    assert cards_agree(new, old, quads) is followed
