@@ -133,3 +133,20 @@ class TableReading:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "message": self.message,
         }
+
+
+def units_in_view(reading: TableReading, units: dict[str, str]) -> bool:
+    """Whether a clear reading shows a unit standing on each of `units`' cells (cell ->
+    "white-knight", or only "white"), of its side where the side was seen: the view the piece
+    classifier learns the players' set from must show the units it is told stand there (not a
+    unit entered before it was put down, or moved before it was entered; not one lifted)."""
+    if reading.occluded:
+        return False
+    for cell, label in units.items():
+        cr = reading.cells.get(cell)
+        piece = cr.piece if cr is not None else None
+        if piece is None or piece.occupied is not True:
+            return False
+        if piece.seen_side is not None and piece.seen_side != label.split("-")[0]:
+            return False
+    return True

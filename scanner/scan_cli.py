@@ -156,19 +156,13 @@ def _units_settled_in_view(reading: TableReading, tracker) -> bool:
     belief lags a frame or two behind a unit lifted)."""
     from engines.royal_battles import CELL_NAMES
 
+    from .detections import units_in_view
     from .piece_adapt import enough_to_learn
 
-    if reading.occluded or not reading.board_found or tracker.state.is_terminal() \
-            or not tracker.table_agrees():
+    if not reading.board_found or tracker.state.is_terminal() or not tracker.table_agrees():
         return False
-    cells = {CELL_NAMES[c]: u.side.value for c, u in tracker.state.units.items()}
-    for cell, side in cells.items():
-        read = reading.cells.get(cell)
-        piece = read.piece if read is not None else None
-        if piece is None or piece.occupied is not True \
-                or getattr(piece, "seen_side", None) not in (None, side):
-            return False
-    return enough_to_learn(tracker.placed_units(), list(cells))
+    sides = {CELL_NAMES[c]: u.side.value for c, u in tracker.state.units.items()}
+    return units_in_view(reading, sides) and enough_to_learn(tracker.placed_units(), list(sides))
 
 
 def _fail(message: str) -> int:

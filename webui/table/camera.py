@@ -20,7 +20,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from scanner.detections import TableReading
+from scanner.detections import TableReading, units_in_view
 from scanner.occlusion import OcclusionDetector
 from scanner.sources import FrameSource, SourceError, SourceState, open_source
 
@@ -119,22 +119,6 @@ def profile_scanner(path: str | Path, pieces=None) -> Callable[[np.ndarray], Tab
     # camera or board bumped during the game is followed (`scanner.following`)
     return FollowingScanner(Profile.load(path), lambda p: (
         IncrementalScanner.for_profile(p, pieces=pieces), None)).scan
-
-
-def units_in_view(reading: TableReading, units: dict[str, str]) -> bool:
-    """Whether a clear reading shows a unit standing on each of `units`' cells, of its side
-    where the side was seen: the view the set is learnt from must show what the players
-    entered (not a unit entered before it was put down, or moved before it was entered)."""
-    if reading.occluded:
-        return False
-    for cell, label in units.items():
-        cr = reading.cells.get(cell)
-        piece = cr.piece if cr is not None else None
-        if piece is None or piece.occupied is not True:
-            return False
-        if piece.seen_side is not None and piece.seen_side != label.split("-")[0]:
-            return False
-    return True
 
 
 class LiveCamera:
