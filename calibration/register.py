@@ -454,19 +454,25 @@ def register_from_markers(image: np.ndarray) -> Profile:
 def check_registration(profile: Profile, quads: list[np.ndarray]) -> str:
     """'ok' when the cards in view sit on the lattice, 'moved' when most do not, 'unknown' when
     too few cards are visible to tell."""
+    return registration_check(profile, quads)[0]
+
+
+def registration_check(profile: Profile, quads: list[np.ndarray]) -> tuple[str, int]:
+    """`check_registration`'s verdict and how many of the cards in view sit on the lattice
+    (0 where too few are visible to tell)."""
     if len(quads) < 3:
-        return "unknown"
-    matched = match_cards(profile.H, [np.asarray(q, np.float32) for q in quads], tol=0.25)
+        return "unknown", 0
+    matched = len(match_cards(profile.H, [np.asarray(q, np.float32) for q in quads], tol=0.25))
     on_board = 0
     Hi = np.linalg.inv(profile.H)
     for q in quads:
         b = apply_h(Hi, quad_centre(q)[None])[0]
         if -0.6 <= b[0] <= 6.6 and -0.6 <= b[1] <= 4.6:
             on_board += 1
-    if len(matched) >= max(3, 0.5 * len(quads)):
-        return "ok"
-    return "moved" if len(quads) - on_board + (on_board - len(matched)) > 0.5 * len(quads) \
-        else "unknown"
+    if matched >= max(3, 0.5 * len(quads)):
+        return "ok", matched
+    return ("moved" if len(quads) - on_board + (on_board - matched) > 0.5 * len(quads)
+            else "unknown"), matched
 
 
 def refine(profile: Profile, quads: list[np.ndarray], min_cards: int = 6) -> Profile:

@@ -45,13 +45,11 @@ def cards_agree(new, old, quads: list[np.ndarray]) -> bool:
     142 the old lattice held 6 of 13 cards, the new 7, so the board was "followed" there; the
     black initiative zone then lay 9 px off, its aces and twos were never read, and the game
     lost 42 of 94 moves with 22 spurious events. A bumped board leaves almost none on the old."""
-    from calibration.register import check_registration, match_cards
+    from calibration.register import registration_check
 
-    if check_registration(new, quads) != "ok" or check_registration(old, quads) == "ok":
-        return False
-    quads = [np.asarray(q, np.float32) for q in quads]
-    gained = len(match_cards(new.H, quads, tol=0.25)) - len(match_cards(old.H, quads, tol=0.25))
-    return gained >= max(2.0, MOVED_BY_CARDS * len(quads))
+    (now, held_new), (before, held_old) = (registration_check(p, quads) for p in (new, old))
+    return now == "ok" and before != "ok" \
+        and held_new - held_old >= max(2.0, MOVED_BY_CARDS * len(quads))
 
 
 class FollowingScanner:
