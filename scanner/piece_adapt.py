@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,8 +40,6 @@ from .piece_classifier import (
 from .piece_crops import PITCH_X, PITCH_Y, as_board_camera, cell_centre, crop_quad, warp_quad
 
 EMPTY = CLASSES.index("empty")
-# what `learn_set` says where too few units' kinds are settled to learn from: a caller may try
-# again once the game has settled them
 PLACEMENT_IN_QUESTION = "a side's placement was still a question"
 # a piece stands where a player put it: crop each cell a little off centre too
 _OFFSETS = [(0.0, 0.0), (-1.2, 0.0), (1.2, 0.0), (0.0, -1.2), (0.0, 1.2)]
@@ -252,8 +251,19 @@ def all_printed(clf: PieceClassifier, image: np.ndarray, camera, cells: list[str
         m.present or m.glyph.p_none < m.glyph.sure_at for m in looks.values())
 
 
+@dataclass(frozen=True)
+class SetLearning:
+    """What `learn_set` did: whether the set was learnt, whether it was not only because too
+    few units' kinds were settled yet (a caller may try again once the game has settled
+    them), and the note for the players ("at frame 190 from 8 units ...", or "none: ...")."""
+
+    note: str
+    learnt: bool = False
+    too_few_settled: bool = False
+
+
 def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
-              cells: list[str], when: str) -> str:
+              cells: list[str], when: str) -> SetLearning:
     """Adapt `clf` to the set in view, from the units known to stand on the table (`units`,
     cell -> "white-knight"); a unit standing (`cells`) that is not among them is one whose
     kind is still a question, left out, as a kind taken wrong would teach the wrong look (on
@@ -264,8 +274,8 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
     cell); a set most of whose units are tokens read by their print is not adapted to
     (val-s35 lost 5 of 81 moves when its set head later read bare cards as still occupied).
     What is learnt is kept only where it reads no cell without a unit (`bare`) as a unit
-    that the trained classifier read otherwise. Says what it did, starting with `when`
-    ("at frame 190") or with "none: "."""
+    that the trained classifier read otherwise. Says what it did (`SetLearning`), its note
+    starting with `when` ("at frame 190") or with "none: "."""
     matches = token_matches(clf, image, camera, list(cells))
     rests = ""
     if clf.tokens is not None and cells and not any(m.present for m in matches.values()):
@@ -281,10 +291,10 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
         printed_at = "" if scale == 1.0 else f", printed at {scale:.0%} of the sheet's size"
         reads_bare = "; a cell whose print shows no token reads bare" \
             if clf.tokens.printed_set else ""
-        return f"none: {when} {printed} of {len(cells)} units were paper " \
-               f"tokens read by their print{printed_at}{reads_bare}"
+        return SetLearning(f"none: {when} {printed} of {len(cells)} units were paper "
+                           f"tokens read by their print{printed_at}{reads_bare}")
     if not enough_to_learn(units, cells):
-        return f"none: {when} {PLACEMENT_IN_QUESTION}{rests}"
+        return SetLearning(f"none: {when} {PLACEMENT_IN_QUESTION}{rests}", too_few_settled=True)
     doubted = sorted(set(cells) - set(units))
     bare = [cell for cell in CELL_NAMES if cell not in cells]  # no unit stands there
     units_before = read_as_units(clf, image, camera, bare)
@@ -292,20 +302,21 @@ def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, 
         info = adapt_from_setup(clf, image, camera, units)
     except (ValueError, RuntimeError) as exc:  # a crop off the image, say: keep the trained one
         clf.reset()
-        return f"none: adapting {when} failed ({exc})"
+        return SetLearning(f"none: adapting {when} failed ({exc})")
     # what was learnt must leave the view's bare cells bare: on v6-s263 a black knight stood
     # on a court card's picture and was learnt as one with it, and from then on nearly every
     # bare cell read as a black knight, sure (8,704 of the 9,683 empty cells of settled frames)
     taken = sorted(set(read_as_units(clf, image, camera, bare)) - set(units_before))
     if taken:
         clf.reset()
-        return f"none: {when} the look learnt from {len(units)} units read {len(taken)} " \
-               f"bare cells as units ({', '.join(taken[:3])}{', ...' if len(taken) > 3 else ''})" \
-               f", so the trained one is kept{rests}"
+        return SetLearning(
+            f"none: {when} the look learnt from {len(units)} units read {len(taken)} bare "
+            f"cells as units ({', '.join(taken[:3])}{', ...' if len(taken) > 3 else ''}), "
+            f"so the trained one is kept{rests}")
     left = f", {len(doubted)} whose kind is still a question left out " \
            f"({', '.join(doubted)})" if doubted else ""
-    return f"{when} from {len(units)} units ({', '.join(info['classes'])}) in " \
-           f"{info['seconds']} s{left}{rests}"
+    return SetLearning(f"{when} from {len(units)} units ({', '.join(info['classes'])}) in "
+                       f"{info['seconds']} s{left}{rests}", learnt=True)
 
 
 def enough_to_learn(units: dict[str, str], cells: list[str]) -> bool:

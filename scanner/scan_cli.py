@@ -136,9 +136,10 @@ def _filmed(out: Path, seed: int, scene_seed: int, split: str, design: str, piec
     register_from_corners(clicked, size).save(out / "profile.json")
 
 
-def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int) -> str:
+def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int):
     """Adapt the piece classifier to the set in view from the units the game has placed
-    (`piece_adapt.learn_set`: only when every unit's kind is settled). Says what it did."""
+    (`piece_adapt.learn_set`: only when every unit's kind is settled). Says what it did
+    (a `piece_adapt.SetLearning`)."""
     from engines.royal_battles import CELL_NAMES
 
     from .piece_adapt import learn_set
@@ -612,7 +613,6 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
         from .following import FollowingScanner
         from .incremental import IncrementalScanner, board_region
         from .occlusion import OcclusionDetector
-        from .piece_adapt import PLACEMENT_IN_QUESTION
         from .pipeline import TableScanner
         from .sources import SourceError, open_source
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -697,12 +697,12 @@ def _scan(args: argparse.Namespace, armies, truth_rows: list[dict]) -> int:
             if adapt_pending and scanner is not None and not reading.occluded \
                     and tracker.state.phase not in (Phase.SETUP, Phase.PLACE):
                 adapt_pending = False
-                adaptation_note = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
-                adapt_later = PLACEMENT_IN_QUESTION in adaptation_note
+                learning = _adapt_to_set(pieces, image, scanner, tracker, frame_no)
+                adaptation_note, adapt_later = learning.note, learning.too_few_settled
             elif adapt_later and scanner is not None and _units_settled_in_view(reading, tracker):
                 adapt_later = False
                 adaptation_note += "; then " + _adapt_to_set(pieces, image, scanner, tracker,
-                                                             frame_no)
+                                                             frame_no).note
             tracked.close_frame(reading, (time.perf_counter() - t0 - kept) * 1000,
                                (time.process_time() - c0 - kept) * 1000)
             frame_no += 1

@@ -268,7 +268,7 @@ def test_a_set_up_of_printed_tokens_marks_the_game_as_one_of_tokens():
     img = cv2.imread(str(FIX / "tokens.jpg"))
     truth = json.loads((FIX / "tokens.json").read_text())
     units = {c: u for c, u in truth["labels"].items() if c[1] in "15"}
-    note = learn_set(clf, img, truth["camera"], units, list(units), "at frame 5")
+    note = learn_set(clf, img, truth["camera"], units, list(units), "at frame 5").note
     assert note.startswith("none: at frame 5") and "paper tokens" in note, note
     assert clf.tokens.printed_set
     assert note.endswith("a cell whose print shows no token reads bare"), note
@@ -277,7 +277,7 @@ def test_a_set_up_of_printed_tokens_marks_the_game_as_one_of_tokens():
     clf.new_set()
     bare = next(c for c in ("d3", "b3", "f3") if c not in truth["labels"])
     mixed = units | {bare: "white-rook"}
-    note = learn_set(clf, img, truth["camera"], mixed, list(mixed), "at frame 5")
+    note = learn_set(clf, img, truth["camera"], mixed, list(mixed), "at frame 5").note
     assert "paper tokens" in note and "reads bare" not in note, note
     assert not clf.tokens.printed_set
     lathe = cv2.imread(str(FIX / "setup-lathe.jpg"))

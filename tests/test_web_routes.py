@@ -539,7 +539,7 @@ def test_the_camera_learns_the_set_once_a_game_from_a_view_that_shows_the_units(
 
     def learn_set(clf, image, camera, units, cells, when):
         learnt.append((dict(units), sorted(cells), camera))
-        return f"{when} from {len(units)} units"
+        return piece_adapt.SetLearning(f"{when} from {len(units)} units", learnt=True)
 
     monkeypatch.setattr(piece_adapt, "learn_set", learn_set)
     video = tmp_path / "tiny.avi"

@@ -235,10 +235,10 @@ class LiveCamera:
         else:
             from scanner.piece_adapt import learn_set
 
-            note = learn_set(self.pieces, image, profile, units, list(units),
-                             f"at frame {index}")
-            note = f"set learnt {note}" if not note.startswith("none: ") \
-                else f"set not learnt: {note.removeprefix('none: ')}"
+            learning = learn_set(self.pieces, image, profile, units, list(units),
+                                 f"at frame {index}")
+            note = f"set learnt {learning.note}" if learning.learnt \
+                else f"set not learnt: {learning.note.removeprefix('none: ')}"
         with self._cond:
             if self._set_units is units:  # not a new game meanwhile
                 self._set_units, self._set_learnt, self.set_note = None, True, note
