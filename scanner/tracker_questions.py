@@ -83,12 +83,6 @@ class QuestionKeeping:
                 continue
             if self._settle(q, best, f"settled on later looks ({p:.0%}): check it"):
                 changed = True
-                if isinstance(q, CardQuestion):
-                    # its card rests on the reads' word, as one taken sure does: a sure read
-                    # of that card elsewhere in its deck may still weigh against them
-                    # (`_earlier_gives_way`; xv-s83: an orell QH under white's unit settled
-                    # as JH 99 %, and white's real JH, read 99.7 %, held the game 200 frames)
-                    self._laid_looks[id(q.event)] = (q.key, q.evidence)
         return changed
 
     def _trade(self, q: CardQuestion, best: str) -> bool:
@@ -153,6 +147,12 @@ class QuestionKeeping:
                 if side is q.side:
                     e.question = None
         self.questions.remove(q)
+        if isinstance(q, CardQuestion) and not why.startswith("confirmed by a player"):
+            # its card rests on the reads' word, as one taken sure does: a sure read
+            # of that card elsewhere in its deck may still weigh against them
+            # (`_earlier_gives_way`; xv-s83: an orell QH under white's unit settled
+            # as JH 99 %, and white's real JH, read 99.7 %, held the game 200 frames)
+            self._laid_looks[id(q.event)] = (q.key, q.evidence)
         return True
 
     def _ask(self, q) -> None:

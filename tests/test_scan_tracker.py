@@ -3522,3 +3522,42 @@ def test_a_card_settled_on_later_looks_still_gives_way_to_a_sure_read_of_it_else
     assert any(f.startswith("settled on later looks") for f in move.flags), move.flags
     assert any(f"read as {read_as}, but {read_as} turned up again" in f for f in move.flags)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed, cell, laid, read_as", [
+    (1, "f1", "AS", "8S"), (2, "c3", "QH", "5H"), (3, "b1", "4H", "JD")])
+def test_a_card_taken_as_its_bare_read_still_gives_way_to_a_sure_read_of_it_elsewhere(
+        seed, cell, laid, read_as):
+    """A movement card read fairly surely under its unit, then read as another card once
+    bare, is taken as that other card (a bare card is seen better); when that card then
+    turns up on the table read sure, the two places' reads are weighed as a pair, as for a
+    card taken sure (val-s7: white's JS on c2, read JS 98 % under its unit and QS once bare,
+    was taken as QS; white's real QS on its initiative pile then stayed an open question).
+    Before, every later event of that deck's card was held or asked."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    bare_reads = []
+
+    def edit(frame):
+        for pile in frame.initiative.values():  # a camera's reads name their candidates
+            if pile is not None and pile.card and not pile.candidates:
+                pile.candidates = [(pile.card, 0.99)]
+        c = frame.cells.get(cell)
+        if c is None or c.card is None or c.card.card != laid or frame.occluded:
+            return
+        if c.piece is not None and c.piece.occupied:
+            c.card = CardReading(card=None, confidence=0.97,
+                                 candidates=[(laid, 0.97), (read_as, 0.03)])
+        else:  # the bare card misread, surely, for as long as it lies bare
+            bare_reads.append(frame.frame_index)
+            c.card = CardReading(card=read_as, confidence=0.999,
+                                 candidates=[(read_as, 0.999), (laid, 0.001)])
+
+    tracker = _track(steps, seed, edit=edit)
+    move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
+        f"-{cell} {laid}"))
+    assert bare_reads
+    assert any("once bare: taken as that" in f for f in move.flags), move.flags
+    assert any(f"read as {read_as}, but {read_as} turned up again" in f for f in move.flags)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
