@@ -130,9 +130,10 @@ class QuestionKeeping:
                 decks.setdefault(owner_of(q), []).append(q)
         return decks
 
-    def _settle(self, q, answer, why: str) -> bool:
+    def _settle(self, q, answer, why: str, by_player: bool = False) -> bool:
         """Close question `q` with `answer`, rewriting the journal where it differs from the
-        answer the game went on with. False where the rules refuse it (that answer is dropped)."""
+        answer the game went on with. False where the rules refuse it (that answer is dropped).
+        `by_player`: a player's answer, final; any other rests on the reads."""
         if not self._choose(q, answer):
             return False
         earlier = [a for a in q.went_with if a != answer]
@@ -147,7 +148,7 @@ class QuestionKeeping:
                 if side is q.side:
                     e.question = None
         self.questions.remove(q)
-        if isinstance(q, CardQuestion) and not why.startswith("confirmed by a player"):
+        if isinstance(q, CardQuestion) and not by_player:
             # its card rests on the reads' word, as one taken sure does: a sure read
             # of that card elsewhere in its deck may still weigh against them
             # (`_earlier_gives_way`; xv-s83: an orell QH under white's unit settled
@@ -293,7 +294,7 @@ class QuestionKeeping:
         words = action_text.split()
         for q in list(self.questions):
             if isinstance(q, CardQuestion) and q.event.text.split()[:-1] == words[:-1]:
-                if not self._settle(q, words[-1], "confirmed by a player"):
+                if not self._settle(q, words[-1], "confirmed by a player", by_player=True):
                     raise RulesError(f"the rules refuse {action_text} there")
                 return q.event
             if isinstance(q, PlacementQuestion) and len(words) == 4 and \
@@ -306,6 +307,6 @@ class QuestionKeeping:
                 q.options = fits
                 event = next(e for e in q.events if e.text.split()[3] == words[3])
                 if len(fits) == 1:
-                    self._settle(q, fits[0], "confirmed by a player")
+                    self._settle(q, fits[0], "confirmed by a player", by_player=True)
                 return event
         return None
