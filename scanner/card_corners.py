@@ -224,13 +224,38 @@ def _second_look_at_corners(image: np.ndarray, hyps: list[tuple[np.ndarray, int]
             reads[i] = r
 
 
-def _corner_hyps(seen: TableMasks, short: float, long_: float, boxes: list[np.ndarray]
-                 ) -> list[tuple[np.ndarray, int]]:
+def _corner_hyps(seen: TableMasks, short: float, long_: float, boxes: list[np.ndarray],
+                 read_quads: list[np.ndarray] = ()) -> list[tuple[np.ndarray, int]]:
     """Each visible corner as the corner of a card `short` x `long_` (working pixels), in
-    image pixels, but where a card already read lies."""
+    image pixels, but where a card already read lies, and but a read card's own corner
+    (`read_quads`, image pixels) with its arms along that card's sides, its other hypothesis
+    (IMG_20220316_162806: a 2D's corner taken as a landscape card's, its long arm along the
+    2D's top edge and on over the white table, read as the joker)."""
     hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
                                                               short, long_)]
-    return [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    near = SAME_CORNER * short / seen.scale
+    return [h for h in hyps if not any(_a_read_cards_corner(h, np.asarray(r, np.float64)
+                                                             .reshape(4, 2), near)
+                                        for r in read_quads)]
+
+
+def _a_read_cards_corner(hyp: tuple[np.ndarray, int], quad: np.ndarray, near: float) -> bool:
+    """Whether a corner hypothesis (quad, seen corner 0 or 1) sits at a corner of `quad`
+    (within `near` pixels) with both arms running along that corner's two sides."""
+    q, k = hyp
+    p = q[k]
+    arms = [q[1] - q[0], q[3] - q[0]] if k == 0 else [q[0] - q[1], q[2] - q[1]]
+    arms = [a / max(np.hypot(*a), 1e-9) for a in arms]
+    for j in range(4):
+        if np.hypot(*(quad[j] - p)) > near:
+            continue
+        sides = [quad[j - 1] - quad[j], quad[(j + 1) % 4] - quad[j]]
+        sides = [v / max(np.hypot(*v), 1e-9) for v in sides]
+        along = [[float(a @ v) >= 0.9 for v in sides] for a in arms]
+        if (along[0][0] and along[1][1]) or (along[0][1] and along[1][0]):
+            return True
+    return False
 
 
 def _corner_reads(image: np.ndarray, hyps: list[tuple[np.ndarray, int]], reader
@@ -340,7 +365,9 @@ def cards_in_photo(image: np.ndarray, reader, by_corners: bool = True,
     unread = [(i, _box(q)) for i, (q, sure) in enumerate(zip(kept_quads, read, strict=True))
               if not sure]
     if any(r.card is not None for r in readings):
-        reads = _corner_reads(image, _corner_hyps(seen, short, long_, boxes), reader)
+        sure_quads = [q for q, sure in zip(kept_quads, read, strict=True) if sure]
+        reads = _corner_reads(image, _corner_hyps(seen, short, long_, boxes, sure_quads),
+                              reader)
     else:
         reads = _corner_reads_at_likeliest_size(image, seen, reader, (short, long_), boxes)
     named = {r.card for r in readings if r.card is not None}

@@ -1221,3 +1221,33 @@ def test_a_photo_names_each_card_once():
     assert len(named) == len(set(named)) and "QC" in named
     # the card that gave way is still reported, unread, with the reader's own confidence
     assert any(r.card is None and r.confidence > 0.99 for r in readings)
+
+
+def test_a_read_cards_own_corner_is_not_taken_for_another_card():
+    """A corner of a card already read, taken with its arms along that card's sides (the
+    other hypothesis of its corner, a card of the other turn) is that card again; a card
+    abutting it, whose corner lies there too but whose arms run elsewhere, is another card."""
+    from scanner.card_corners import _a_read_cards_corner
+
+    read = np.array([[151, 100], [280, 116], [270, 350], [147, 339]], np.float64)  # a 2D
+    # IMG_20220316_162806: its top-right corner as a landscape card's, reaching over the table
+    phantom = (np.array([[277, 122], [271, 248], [49, 215], [55, 89]], np.float64), 0)
+    assert _a_read_cards_corner(phantom, read, near=10.0)
+    assert not _a_read_cards_corner(phantom, read, near=5.0)  # farther than a corner's slack
+    # IMG_20220316_171640: an 8C's corner at a 7C's, one arm along the 7C's side, one away
+    seven = np.array([[327, 233], [558, 278], [623, 478], [327, 430]], np.float64)
+    eight = (np.array([[324, 228], [297, 420], [51, 352], [78, 160]], np.float64), 0)
+    assert not _a_read_cards_corner(eight, seven, near=10.0)
+
+
+@pytest.mark.skipif(not (REAL_CARDS / "images").is_dir(),
+                    reason="real-cards-dev not beside the repository")
+def test_a_corner_of_a_card_read_whole_is_not_read_as_a_second_card():
+    """IMG_20220316_162806 (the half of real-cards-dev choices are made on): five diamonds on
+    a white table, each read whole; the 2D's top-right corner, with its long arm along the
+    2D's top edge and on over the table, was read as the joker."""
+    from scanner.card_corners import cards_in_photo
+
+    img = cv2.imread(str(next((REAL_CARDS / "images").glob("IMG_20220316_162806_jpg.rf.0f*"))))
+    named = sorted(r.card for r in cards_in_photo(img, CardReader()) if r.card)
+    assert named == ["2D", "3D", "4D", "AD"]
