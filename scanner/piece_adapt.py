@@ -264,6 +264,18 @@ class SetLearning:
 
 def learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
               cells: list[str], when: str) -> SetLearning:
+    """`_learn_set`, whose failure of any kind (a crop off the image, a model's error) leaves
+    the trained classifier reading and says so, never stopping the scan or the web camera's
+    thread that asked (there, every later frame would have asked again and failed again)."""
+    try:
+        return _learn_set(clf, image, camera, units, cells, when)
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, the trained one reads on
+        clf.new_set()
+        return SetLearning(f"none: adapting {when} failed ({exc.__class__.__name__}: {exc})")
+
+
+def _learn_set(clf: PieceClassifier, image: np.ndarray, camera, units: dict[str, str],
+               cells: list[str], when: str) -> SetLearning:
     """Adapt `clf` to the set in view, from the units known to stand on the table (`units`,
     cell -> "white-knight"); a unit standing (`cells`) that is not among them is one whose
     kind is still a question, left out, as a kind taken wrong would teach the wrong look (on

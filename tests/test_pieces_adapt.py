@@ -217,3 +217,23 @@ def test_a_learnt_look_that_reads_bare_cells_as_units_is_not_kept(clf):
         assert not read_as_units(clf, img, camera, ["b4", "d4", "f4", "b2"])
     finally:
         clf.new_set()
+
+
+def test_a_failure_while_learning_the_set_leaves_the_trained_classifier_reading(clf,
+                                                                                  monkeypatch):
+    """Whatever goes wrong while learning (here the token reader's look at the units fails),
+    `learn_set` says so and the trained classifier reads on: the scan, or the web camera's
+    thread, is never stopped by it (the camera would ask again every frame, and fail again)."""
+    import scanner.piece_adapt as piece_adapt
+
+    img, camera, units = _setup_units()
+
+    def broken(*args, **kwargs):
+        raise IndexError("a cell off the image")
+
+    monkeypatch.setattr(piece_adapt, "token_matches", broken)
+    learning = learn_set(clf, img, camera, units, list(units), "at frame 190")
+    assert not learning.learnt and not learning.too_few_settled
+    assert learning.note == "none: adapting at frame 190 failed (IndexError: a cell off the image)"
+    assert np.allclose(clf.prototypes, clf.base_prototypes) and clf.set_head is None
+    assert clf.classify_crops(np.zeros((1, 96, 64, 3), np.uint8))  # still reads
