@@ -116,6 +116,21 @@ class MoveReading:
                             f"{side}'s next initiative card: the same card seen better; "
                             "check it"):
                 return True
+            # the rules refuse that card there, yet no card could have been laid: the read is
+            # a misread of the card the question goes on with, not a new card laid in place
+            # (v7-s313: a berlin joker under white's king, asked JK 65 %, read JC 99.7 %
+            # before white's initiative card; this deck's JC had lain bare, and a JS laid in
+            # place was invented). Only while that side has drawn one initiative card since:
+            # with two, its move between them may have laid one (xv-s103: a KD laid in place
+            # over a joker under black's king, read JD a round late)
+            initiatives = sum(1 for text in self.journal[q.entry + 1:]
+                              if text.split()[:2] == [side, "initiative"])
+            if initiatives != 1:
+                continue
+            self.beliefs[key].value = q.chosen
+            self._agreed_at[key] = self._changes.get(key, 0)
+            self._misread_as[key] = (q.chosen, {new})
+            return True
         return False
 
     def _last_event_frame(self) -> int:

@@ -3561,3 +3561,38 @@ def test_a_card_taken_as_its_bare_read_still_gives_way_to_a_sure_read_of_it_else
     assert any("once bare: taken as that" in f for f in move.flags), move.flags
     assert any(f"read as {read_as}, but {read_as} turned up again" in f for f in move.flags)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed, cell, read_as", [(5, "b3", "KS"), (6, "g4", "QH"),
+                                                 (24, "e4", "JD")])
+def test_a_joker_read_as_a_court_its_deck_showed_before_is_no_card_laid_in_place(
+        seed, cell, read_as):
+    """A joker laid under its unit, read unsure as a court its deck already showed (so the
+    game goes on with the joker, an open question), then read as that court surely while the
+    unit still stands on it, before its side's next initiative card: no card could have been
+    laid there since, so the read is the joker misread, not a card laid in place (v7-s313: a
+    berlin joker under white's king, read JC 99.7 %; this deck's JC had lain bare, and a JS
+    laid in place was invented: 85/93 moves with 7 spurious)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    other = ("K" if read_as[0] != "K" else "Q") + read_as[-1]
+    looks = []
+
+    def edit(frame):
+        for pile in frame.initiative.values():  # a camera's reads name their candidates
+            if pile is not None and pile.card and not pile.candidates:
+                pile.candidates = [(pile.card, 0.99)]
+        c = frame.cells.get(cell)
+        if c is None or c.card is None or c.card.card != "JK" or frame.occluded \
+                or c.piece is None or not c.piece.occupied:
+            return
+        looks.append(frame.frame_index)
+        c.card = CardReading(card=None, confidence=0.79, candidates=[
+            (read_as, 0.79), ("JK", 0.09), (other, 0.09)]) if len(looks) <= 3 \
+            else CardReading(card=read_as, confidence=0.997,
+                             candidates=[(read_as, 0.997), ("JK", 0.003)])
+
+    tracker = _track(steps, seed, edit=edit)
+    assert len(looks) > 3
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
