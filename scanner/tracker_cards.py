@@ -156,16 +156,24 @@ class CardChoice:
             return True
         return False
 
+    def _believe(self, key: str, code: str, misread: set[str] | None = None) -> None:
+        """Believe `code` at `key` where the reads said otherwise: the look standing there now
+        agrees while its pixels stay, and where `misread` is given, later reads of those cards
+        there are `code` misread (`_known_misreads`)."""
+        self.beliefs[key].value = code
+        self._agreed_at[key] = self._changes.get(key, 0)
+        if misread is not None:
+            self._misread_as[key] = (code, misread)
+
     def _take_card(self, key: str, place: str, code: str, legal: set[str],
                    evidence: CardEvidence, watched: bool) -> None:
         """Go on with `code` at `key` as the rules chose it from an unsure look: later unsure
         reads that still back it agree, and so does this very look while its pixels stay; the
         event about to be recorded opens its question (`watched`: taken on the rules' word)."""
-        self.beliefs[key].value = code
-        self._agreed_at[key] = self._changes.get(key, 0)
+        misread = None
         if watched and not key.startswith("init."):  # a pile's next card lies on it anyway
-            self._misread_as[key] = (code, {c for c, p in evidence.ranked()
-                                            if c != code and p >= CONSISTENT})
+            misread = {c for c, p in evidence.ranked() if c != code and p >= CONSISTENT}
+        self._believe(key, code, misread)
         self._held_card = None
         self._pending_question = (key, place, [c for c in CARDS if c in legal],
                                   evidence.copy(), self._snapshot(), watched)
@@ -302,10 +310,7 @@ class CardChoice:
         twin = with_card(text, twin_card)
         if not self._legal(twin):
             return None
-        key = f"{lays_on(text)}.card"
-        self.beliefs[key].value = twin_card  # (while its pixels stay, the read is that misread)
-        self._agreed_at[key] = self._changes.get(key, 0)
-        self._misread_as[key] = (twin_card, {card})
+        self._believe(f"{lays_on(text)}.card", twin_card, {card})
         return twin, (f"read as {card} under its unit, but this deck's {card} was seen bare "
                       f"before: taken as {twin_card}; check it")
 

@@ -127,9 +127,7 @@ class MoveReading:
                               if text.split()[:2] == [side, "initiative"])
             if initiatives != 1:
                 continue
-            self.beliefs[key].value = q.chosen
-            self._agreed_at[key] = self._changes.get(key, 0)
-            self._misread_as[key] = (q.chosen, {new})
+            self._believe(key, q.chosen, {new})
             return True
         return False
 
