@@ -234,27 +234,28 @@ def _corner_hyps(seen: TableMasks, short: float, long_: float, boxes: list[np.nd
     hyps = [(q / seen.scale, k) for q, k in corner_hypotheses(visible_corners(seen, short),
                                                               short, long_)]
     hyps = [h for h in hyps if all(box_iou(_box(h[0]), b) < 0.5 for b in boxes)]
+    quads = [np.asarray(q, np.float64).reshape(4, 2) for q in read_quads]
     near = SAME_CORNER * short / seen.scale
-    return [h for h in hyps if not any(_a_read_cards_corner(h, np.asarray(r, np.float64)
-                                                             .reshape(4, 2), near)
-                                        for r in read_quads)]
+    return [h for h in hyps if not _a_read_cards_corner(h, quads, near)]
 
 
-def _a_read_cards_corner(hyp: tuple[np.ndarray, int], quad: np.ndarray, near: float) -> bool:
-    """Whether a corner hypothesis (quad, seen corner 0 or 1) sits at a corner of `quad`
-    (within `near` pixels) with both arms running along that corner's two sides."""
+def _a_read_cards_corner(hyp: tuple[np.ndarray, int], quads: list[np.ndarray], near: float
+                         ) -> bool:
+    """Whether a corner hypothesis (quad, seen corner 0 or 1) sits at a corner of one of
+    `quads` (within `near` pixels) with both arms running along that corner's two sides."""
     q, k = hyp
     p = q[k]
     arms = [q[1] - q[0], q[3] - q[0]] if k == 0 else [q[0] - q[1], q[2] - q[1]]
     arms = [a / max(np.hypot(*a), 1e-9) for a in arms]
-    for j in range(4):
-        if np.hypot(*(quad[j] - p)) > near:
-            continue
-        sides = [quad[j - 1] - quad[j], quad[(j + 1) % 4] - quad[j]]
-        sides = [v / max(np.hypot(*v), 1e-9) for v in sides]
-        along = [[float(a @ v) >= 0.9 for v in sides] for a in arms]
-        if (along[0][0] and along[1][1]) or (along[0][1] and along[1][0]):
-            return True
+    for quad in quads:
+        for j in range(4):
+            if np.hypot(*(quad[j] - p)) > near:
+                continue
+            sides = [quad[j - 1] - quad[j], quad[(j + 1) % 4] - quad[j]]
+            sides = [v / max(np.hypot(*v), 1e-9) for v in sides]
+            along = [[float(a @ v) >= 0.9 for v in sides] for a in arms]
+            if (along[0][0] and along[1][1]) or (along[0][1] and along[1][0]):
+                return True
     return False
 
 

@@ -1232,12 +1232,12 @@ def test_a_read_cards_own_corner_is_not_taken_for_another_card():
     read = np.array([[151, 100], [280, 116], [270, 350], [147, 339]], np.float64)  # a 2D
     # IMG_20220316_162806: its top-right corner as a landscape card's, reaching over the table
     phantom = (np.array([[277, 122], [271, 248], [49, 215], [55, 89]], np.float64), 0)
-    assert _a_read_cards_corner(phantom, read, near=10.0)
-    assert not _a_read_cards_corner(phantom, read, near=5.0)  # farther than a corner's slack
+    assert _a_read_cards_corner(phantom, [read], near=10.0)
+    assert not _a_read_cards_corner(phantom, [read], near=5.0)  # farther than a corner's slack
     # IMG_20220316_171640: an 8C's corner at a 7C's, one arm along the 7C's side, one away
     seven = np.array([[327, 233], [558, 278], [623, 478], [327, 430]], np.float64)
     eight = (np.array([[324, 228], [297, 420], [51, 352], [78, 160]], np.float64), 0)
-    assert not _a_read_cards_corner(eight, seven, near=10.0)
+    assert not _a_read_cards_corner(eight, [seven], near=10.0)
 
 
 @pytest.mark.skipif(not (REAL_CARDS / "images").is_dir(),
