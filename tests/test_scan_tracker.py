@@ -3214,8 +3214,9 @@ def test_a_set_up_cards_question_is_not_answered_by_a_card_laid_on_it_later(seed
 
 def _track_with_the_card_read(steps, seed, cell, laid, read):
     """A tracker fed a game's frames where the card `laid` on `cell` is read, at its n-th
-    look in view, as `read(n)` says (and the piles' reads name their candidates, as a
-    camera's do)."""
+    look in view, as `read(n, the cell's reading)` says; where that is None, the look is left
+    as it was and not counted (and the piles' reads name their candidates, as a camera's
+    do)."""
     looks = []
 
     def edit(frame):
@@ -3224,8 +3225,10 @@ def _track_with_the_card_read(steps, seed, cell, laid, read):
                 pile.candidates = [(pile.card, 0.99)]
         c = frame.cells.get(cell)
         if c is not None and c.card is not None and c.card.card == laid and not frame.occluded:
-            c.card = read(len(looks))
-            looks.append(frame.frame_index)
+            card = read(len(looks), c)
+            if card is not None:
+                c.card = card
+                looks.append(frame.frame_index)
 
     return _track(steps, seed, edit=edit)
 
@@ -3241,7 +3244,7 @@ def test_a_card_read_sure_twice_in_one_deck_weighs_both_places(seed, cell, laid,
     from scanner.detections import CardReading
 
     steps = record_game(seed)
-    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n: CardReading(
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n, _cell: CardReading(
         card=read_as, confidence=0.97, candidates=[(read_as, 0.97), (laid, 0.03)]))
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
     move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
@@ -3513,7 +3516,7 @@ def test_a_card_settled_on_later_looks_still_gives_way_to_a_sure_read_of_it_else
     from scanner.detections import CardReading
 
     steps = record_game(seed)
-    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n: CardReading(
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, lambda n, _cell: CardReading(
         card=None, confidence=0.6, candidates=[(read_as, 0.6), (laid, 0.4)]) if n < 6
         else CardReading(card=read_as, confidence=0.995,
                          candidates=[(read_as, 0.995), (laid, 0.005)]))
@@ -3539,22 +3542,15 @@ def test_a_card_taken_as_its_bare_read_still_gives_way_to_a_sure_read_of_it_else
     steps = record_game(seed)
     bare_reads = []
 
-    def edit(frame):
-        for pile in frame.initiative.values():  # a camera's reads name their candidates
-            if pile is not None and pile.card and not pile.candidates:
-                pile.candidates = [(pile.card, 0.99)]
-        c = frame.cells.get(cell)
-        if c is None or c.card is None or c.card.card != laid or frame.occluded:
-            return
+    def read(n, c):
         if c.piece is not None and c.piece.occupied:
-            c.card = CardReading(card=None, confidence=0.97,
-                                 candidates=[(laid, 0.97), (read_as, 0.03)])
-        else:  # the bare card misread, surely, for as long as it lies bare
-            bare_reads.append(frame.frame_index)
-            c.card = CardReading(card=read_as, confidence=0.999,
-                                 candidates=[(read_as, 0.999), (laid, 0.001)])
+            return CardReading(card=None, confidence=0.97,
+                               candidates=[(laid, 0.97), (read_as, 0.03)])
+        bare_reads.append(n)  # the bare card misread, surely, for as long as it lies bare
+        return CardReading(card=read_as, confidence=0.999,
+                           candidates=[(read_as, 0.999), (laid, 0.001)])
 
-    tracker = _track(steps, seed, edit=edit)
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, read)
     move = next(e for e in tracker.events if e.kind == "move" and e.text.endswith(
         f"-{cell} {laid}"))
     assert bare_reads
@@ -3579,20 +3575,15 @@ def test_a_joker_read_as_a_court_its_deck_showed_before_is_no_card_laid_in_place
     other = ("K" if read_as[0] != "K" else "Q") + read_as[-1]
     looks = []
 
-    def edit(frame):
-        for pile in frame.initiative.values():  # a camera's reads name their candidates
-            if pile is not None and pile.card and not pile.candidates:
-                pile.candidates = [(pile.card, 0.99)]
-        c = frame.cells.get(cell)
-        if c is None or c.card is None or c.card.card != "JK" or frame.occluded \
-                or c.piece is None or not c.piece.occupied:
-            return
-        looks.append(frame.frame_index)
-        c.card = CardReading(card=None, confidence=0.79, candidates=[
-            (read_as, 0.79), ("JK", 0.09), (other, 0.09)]) if len(looks) <= 3 \
+    def read(n, c):
+        if c.piece is None or not c.piece.occupied:
+            return None  # only looks with the unit on it
+        looks.append(n)
+        return CardReading(card=None, confidence=0.79, candidates=[
+            (read_as, 0.79), ("JK", 0.09), (other, 0.09)]) if n < 3 \
             else CardReading(card=read_as, confidence=0.997,
                              candidates=[(read_as, 0.997), ("JK", 0.003)])
 
-    tracker = _track(steps, seed, edit=edit)
+    tracker = _track_with_the_card_read(steps, seed, cell, "JK", read)
     assert len(looks) > 3
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
