@@ -24,6 +24,7 @@ from engines.royal_battles import Phase, Side
 
 if TYPE_CHECKING:
     from .detections import TableReading
+    from .piece_adapt import SetLearning
 
 RECORDING_VERSION = 1  # bump when TableReading changes shape: old recordings are refused
 READINGS_FILE = "readings.pkl.gz"  # a game's recorded readings, in its fixture folder
@@ -136,10 +137,10 @@ def _filmed(out: Path, seed: int, scene_seed: int, split: str, design: str, piec
     register_from_corners(clicked, size).save(out / "profile.json")
 
 
-def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int):
+def _adapt_to_set(pieces, image: np.ndarray, scanner, tracker, frame_no: int
+                  ) -> SetLearning:
     """Adapt the piece classifier to the set in view from the units the game has placed
-    (`piece_adapt.learn_set`: only when every unit's kind is settled). Says what it did
-    (a `piece_adapt.SetLearning`)."""
+    (`piece_adapt.learn_set`: only when every unit's kind is settled). Says what it did."""
     from engines.royal_battles import CELL_NAMES
 
     from .piece_adapt import learn_set
