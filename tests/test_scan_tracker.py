@@ -3587,3 +3587,32 @@ def test_a_joker_read_as_a_court_its_deck_showed_before_is_no_card_laid_in_place
     tracker = _track_with_the_card_read(steps, seed, cell, "JK", read)
     assert len(looks) > 3
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed, cell, laid", [(2, "d4", "8S"), (6, "d1", "7S"), (4, "f4", "4S"),
+                                              (7, "e5", "QC")])
+def test_a_card_under_its_unit_read_as_its_twin_is_no_card_laid_in_place(seed, cell, laid):
+    """A movement card read sure under the unit that moved onto it, later read sure as its
+    twin (same rank and colour, other suit) while that unit still stands there: the card
+    seen worse, not a card laid in place (v10-s410: an orell AC under white's rook, read AS
+    99.85 % as black's knight came next to it; the AC was rewritten to a joker for the AS to
+    cover, and the rook's removal and the king's move onto the AC were lost)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    twin = laid[:-1] + {"S": "C", "C": "S", "D": "H", "H": "D"}[laid[-1]]
+    under_unit = []
+
+    def read(n, c):
+        if c.piece is None or not c.piece.occupied:
+            return None  # bare, it reads as it is
+        under_unit.append(n)
+        return CardReading(card=laid, confidence=0.9994, candidates=[
+            (laid, 0.9994), (twin, 0.0006)]) if len(under_unit) < 30 \
+            else CardReading(card=twin, confidence=0.9985, candidates=[
+                (twin, 0.9655), (laid, 0.0345)])
+
+    tracker = _track_with_the_card_read(steps, seed, cell, laid, read)
+    assert len(under_unit) > 60  # the twin was read for longer than it was read right
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    assert not any("joker" in f for e in tracker.events for f in e.flags)
