@@ -203,10 +203,14 @@ class MoveReading:
             if seen.get(f"{cell}.unit") is not None or self.state.units.get(parse_cell(cell)) \
                     or read is None:
                 continue
-            # unsure, or empty but not firmly on a card read surely (val-s35: a paper queen
-            # on the KC it moved to read empty at 83-86 %; the game waited from there)
+            # unsure, or empty but not firmly on a card read at all (val-s35: a paper queen
+            # on the KC it moved to read empty at 83-86 %; the game waited from there), sure
+            # or not: a token on its card hides its index too (v9-s379: a black paper king
+            # on the 2S it moved to read empty 76 %, the 2S unsure at 96 %; the king was
+            # taken off, black's turn passed, and 7 moves lost)
             if not (read.piece is None and read.occupied is not False
-                    or read.occupied is False and not surely_empty(read) and new in CODES):
+                    or read.occupied is False and not surely_empty(read)
+                    and (new in CODES or new == UNREAD)):
                 continue
             if self._gone_next_to(cell, seen):
                 out.append(cell)

@@ -864,25 +864,40 @@ def _moves_seen_in_steps(steps):
     return frames
 
 
-def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: bool = False):
+def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: bool = False,
+                                  as_a_token: bool = False):
     """Frames of a game where one move, a unit's to another cell right after the enemy's
     move next door (the engine then in the enemy's attack, which could have reached it), is
     seen as v9-s379's paper king was: the unit gone from its cell for five settled frames
     before the card it went onto is seen, and its piece never read on that card (unsure) for
-    `unread_frames` frames. `last_unit`: only a move of its side's last unit. Returns the
-    frames and the move."""
+    `unread_frames` frames. `last_unit`: only a move of its side's last unit. `as_a_token`:
+    as that king's token hid its card there, the piece reads empty (76 %, not firmly) and
+    the card unsure (95 %, its twin 5 %). Returns the frames and the move."""
     import copy
+
+    from scanner.detections import CardReading
 
     frames: list = []
     last = _empty(steps)
     chosen = None
     previous = None
 
+    token: list[str] = []  # as a token, the unit stays unread on its card until it leaves
+
     def show(pos, n, occluded=False, unread=None):
+        if token and not pos["board"].get(token[0], {}).get("unit"):
+            token.clear()
+        unread = unread or (token[0] if token else None)
         for _ in range(n):
             frame = reading_of(pos, len(frames), occluded=occluded)
             if unread is not None and not occluded:
-                frame.cells[unread].piece = PieceReading(None)
+                cell = frame.cells[unread]
+                cell.piece = PieceReading("empty", 0.76) if as_a_token else PieceReading(None)
+                if as_a_token and cell.card is not None and cell.card.card != "JK":
+                    code = cell.card.card
+                    twin = code[:-1] + {"S": "C", "C": "S", "D": "H", "H": "D"}[code[-1]]
+                    cell.card = CardReading(card=None, confidence=0.95,
+                                            candidates=[(code, 0.95), (twin, 0.05)])
             frames.append(frame)
 
     show(last, 4)
@@ -904,6 +919,8 @@ def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: boo
             show(last, 2, occluded=True)
             show(gone, 5)
             show(pos, unread_frames, unread=to)
+            if as_a_token:
+                token.append(to)
         else:
             show(last, 2, occluded=True)
             show(pos, 4)
@@ -937,6 +954,23 @@ def test_a_unit_taken_off_as_a_card_next_door_comes_unread_had_moved_there(seed,
     for frame in frames:
         tracker.update(frame)
     assert move not in [e.text for e in tracker.events]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_token_read_bare_on_a_card_read_unsure_had_moved_there(seed):
+    """As above, the unit a flat token that reads as bare (76 %) on the card it went onto,
+    whose index it hides (read unsure, 95 %): the card is still that unit's move (session 50,
+    v9-s379: a black paper king moved g4-f4 onto a 2S; only a card read sure was taken for a
+    move whose unit reads empty, so black's turn was taken as passed: 58/76 -> 65/76)."""
+    steps = record_game(seed)
+    frames, move = _gone_before_its_card_is_seen(steps, as_a_token=True)
+    assert move is not None and not move.endswith(" JK")
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames:
+        tracker.update(frame)
+    events = [e.text for e in tracker.events]
+    assert move in events, tracker.holding
+    assert events == truth_events(steps), tracker.holding
 
 
 @pytest.mark.parametrize("seed", [1, 2])
