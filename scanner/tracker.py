@@ -557,7 +557,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
                     if card is None:
                         return False
                 else:
-                    self._watch_a_tie(key, ev.side, card)
+                    self._watch_an_initiative_card(key, ev.side, card)
                 return self._event(f"{ev.side.value} initiative {card}", "initiative", frame,
                                    flags)
             self._apply(parse_action(f"{ev.side.value} draw ?"))  # draws are never seen

@@ -3650,3 +3650,53 @@ def test_a_card_under_its_unit_read_as_its_twin_is_no_card_laid_in_place(seed, c
     assert len(under_unit) > 60  # the twin was read for longer than it was read right
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
     assert not any("joker" in f for e in tracker.events for f in e.flags)
+
+
+def _initiative_read_low(steps):
+    """A round where white's initiative card W beats black's and white moves first, and a
+    card X of W's suit, lower than black's and unused in the game, for W to be misread as:
+    (W, X), or None."""
+    from engines.royal_battles.cards import parse_card
+
+    used = {a.split()[-1] for a, _pos in steps}
+    inits = [(i, a) for i, (a, _pos) in enumerate(steps) if a.split()[1] == "initiative"]
+    for (_i, a), (j, b) in zip(inits, inits[1:], strict=False):
+        if not (a.startswith("white") and b.startswith("black")):
+            continue
+        white, black = a.split()[-1], b.split()[-1]
+        if "JK" in (white, black) or \
+                parse_card(white).initiative_key() <= parse_card(black).initiative_key():
+            continue
+        if not next((x for x, _pos in steps[j + 1:] if x.split()[1] == "move"),
+                    "").startswith("white"):
+            continue
+        low = next((r + white[-1] for r in "23456789" if r + white[-1] not in used and
+                    parse_card(r + white[-1]).initiative_key()
+                    < parse_card(black).initiative_key()), None)
+        if low is not None:
+            return white, low
+    return None
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_an_initiative_card_read_sure_still_gives_way_to_the_order_of_play(seed):
+    """White's initiative card read sure as a lower card of its suit, its reads naming the
+    real one too (s31: white's JD read 3D 79 %, JD 14 %), that would have black move first;
+    white moves first. The order of play turns white's card to the one its reads named, an
+    open question, where before it turned black's card, read right, to one no read named."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    white, low = _initiative_read_low(steps)
+
+    def edit(frame):
+        pile = frame.initiative.get("white")
+        if pile is not None and pile.card == white:
+            frame.initiative["white"] = CardReading(
+                corners=pile.corners, card=low, confidence=0.998,
+                candidates=[(low, 0.79), (white, 0.14), ("JK", 0.04)])
+
+    tracker = _track(steps, seed, edit=edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    event = next(e for e in tracker.events if e.text == f"white initiative {white}")
+    assert event.question is not None  # asked: the camera read it otherwise
