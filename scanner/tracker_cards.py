@@ -13,6 +13,7 @@ from engines.royal_battles.cards import CARDS
 from .observations import (
     ACCEPT,
     CONSISTENT,
+    COURTS,
     GO_ON,
     LEAN,
     ONCE_IN_A_DECK,
@@ -247,8 +248,14 @@ class CardChoice:
         other joker). `left`: `cell` is the card the unit moved off, which the rules weigh
         the same way (v5-s227: white's bishop left a joker read QD sure for b2 with an AD).
         Returns the action applied and the notes for this move, or None (nothing changed)."""
-        entry = self._laid_on_a_joker(cell, text)
         misread = self._engine_card(f"{cell}.card")
+        if left and misread is not None and misread[:-1] not in COURTS:
+            # the readers take jokers for courts, not for number cards (of 118 looks at a
+            # joker read sure as another card in the 78 recorded games, every one a court):
+            # a number card refusing the move off it says the game is out of step, and a
+            # joker there only hides it (v7-s307: a 2H read 3H; v6-s257: a 6H)
+            return None
+        entry = self._laid_on_a_joker(cell, text)
         where = f"the {misread} it left" if left else f"the {misread} under it"
         note = f"{where} was read wrong: a joker; check it"
         if entry is not None:
