@@ -565,7 +565,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
 
         if self._removal_undone(diff, seen, frame):
             return True
-        if self._seen_before_its_turn(diff, seen) or self._twin_under_its_unit(diff, seen):
+        if self._seen_before_its_turn(diff, seen):
             return True
         # a movement card always carries the unit that moved onto it: a card seen where no unit
         # stands was not laid this turn (a misread, or a card knocked aside) and ends no turn

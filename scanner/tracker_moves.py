@@ -21,11 +21,7 @@ from .observations import (
     visible_table,
 )
 from .open_questions import CardQuestion
-from .table_events import TableEvent, assume_unseen_draw, twin_of
-
-# a sure read of a card's twin still giving the card this much is a look at that card
-# (v10-s410's AS read under white's rook gave its AC 3.4 %)
-TWIN_WEIGHT = 0.01
+from .table_events import TableEvent, assume_unseen_draw
 
 
 class MoveReading:
@@ -132,32 +128,6 @@ class MoveReading:
             if initiatives != 1:
                 continue
             self._believe(key, q.chosen, {new})
-            return True
-        return False
-
-    def _twin_under_its_unit(self, diff: dict, seen: dict) -> bool:
-        """A card under a unit that still stands on it, now read as that card's twin (the
-        same rank and colour in the other suit: the reader's usual confusion): the card seen
-        worse, not a card laid in place, where the read still gives that card some weight
-        (TWIN_WEIGHT): the reads of the twin there are taken as that card's from now on
-        (v10-s410: an orell AC under white's rook, read AS 96.6 % and AC 3.4 % as black's
-        knight came next to it, was taken for white covering a joker in place, and the rook's
-        removal and the king's move onto its card were lost: 74/96 moves with 12 spurious
-        events -> 93/0). A twin the reader does not take for that card at all may be a card
-        laid in place over a joker misread as its twin (the held-out tango joker reads as a
-        diamond court). True where such a read was set aside."""
-        for key, (_old, new) in diff.items():
-            if not key.endswith(".card") or new not in CODES or new == "JK":
-                continue
-            cell = key[:-5]
-            under = self._engine_card(key)
-            unit = self.state.units.get(parse_cell(cell))
-            read = self._last_read.get(key)
-            if unit is None or under in (None, "JK") or twin_of(new) != under \
-                    or not str(seen.get(f"{cell}.unit")).startswith(unit.side.value) \
-                    or read is None or dict(read.candidates).get(under, 0.0) < TWIN_WEIGHT:
-                continue
-            self._believe(key, under, {new})
             return True
         return False
 

@@ -876,6 +876,7 @@ def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: boo
     import copy
 
     from scanner.detections import CardReading
+    from scanner.table_events import twin_of
 
     frames: list = []
     last = _empty(steps)
@@ -895,9 +896,8 @@ def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: boo
                 cell.piece = PieceReading("empty", 0.76) if as_a_token else PieceReading(None)
                 if as_a_token and cell.card is not None and cell.card.card != "JK":
                     code = cell.card.card
-                    twin = code[:-1] + {"S": "C", "C": "S", "D": "H", "H": "D"}[code[-1]]
                     cell.card = CardReading(card=None, confidence=0.95,
-                                            candidates=[(code, 0.95), (twin, 0.05)])
+                                            candidates=[(code, 0.95), (twin_of(code), 0.05)])
             frames.append(frame)
 
     show(last, 4)
@@ -3648,9 +3648,10 @@ def test_a_card_under_its_unit_read_as_its_twin_is_no_card_laid_in_place(seed, c
     99.85 % as black's knight came next to it; the AC was rewritten to a joker for the AS to
     cover, and the rook's removal and the king's move onto the AC were lost)."""
     from scanner.detections import CardReading
+    from scanner.table_events import twin_of
 
     steps = record_game(seed)
-    twin = laid[:-1] + {"S": "C", "C": "S", "D": "H", "H": "D"}[laid[-1]]
+    twin = twin_of(laid)
     under_unit = []
 
     def read(n, c):
