@@ -9,6 +9,7 @@ from engines.royal_battles.board import NEIGHBOURS, parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
 from scanner.detections import PieceReading
+from scanner.table_events import twin_of
 from scanner.tracker import GameTracker, replay_journal
 from tests.tracker_sim import frames_of, reading_of, truth_events
 
@@ -876,7 +877,6 @@ def _gone_before_its_card_is_seen(steps, unread_frames: int = 20, last_unit: boo
     import copy
 
     from scanner.detections import CardReading
-    from scanner.table_events import twin_of
 
     frames: list = []
     last = _empty(steps)
@@ -3242,7 +3242,7 @@ def test_a_set_up_cards_question_is_not_answered_by_a_card_laid_on_it_later(seed
     # move's question is answered that way: after a set-up card its side moved many times.
     steps = record_game(seed)
     side = next(a.split()[0] for a, _ in steps if a.split()[1:3] == ["setup", cell])
-    twin = setup_card[:-1] + {"S": "C", "C": "S", "D": "H", "H": "D"}[setup_card[-1]]
+    twin = twin_of(setup_card)
     reads = [(setup_card, 0.55), (twin, 0.4)]
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
     move = next(i for i, (a, _) in enumerate(steps) if a.split()[1] == "move"
@@ -3648,7 +3648,6 @@ def test_a_card_under_its_unit_read_as_its_twin_is_no_card_laid_in_place(seed, c
     99.85 % as black's knight came next to it; the AC was rewritten to a joker for the AS to
     cover, and the rook's removal and the king's move onto the AC were lost)."""
     from scanner.detections import CardReading
-    from scanner.table_events import twin_of
 
     steps = record_game(seed)
     twin = twin_of(laid)
