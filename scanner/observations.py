@@ -25,6 +25,9 @@ SWITCH = 0.97  # later looks rewrite the answer the game went on with only when 
 FOLLOW = 0.8  # an open question goes on with another answer once that is this likely
 LEAD = 2.0  # or, for a placement, once that is this many times as likely as the standing one
 FIRM = 0.95  # a piece read this sure is still there (`GameTracker._firmly_occupied`)
+# a piece read unsure whose occupancy is under this (the classifier's own `unsure` class takes
+# nearly all of it) is a bare card: see `reading_values`
+BARE_UNSURE = 0.01
 
 
 def normalised(scores: list[float]) -> list[float]:
@@ -242,7 +245,12 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
                 occupied = getattr(piece, "occupied", None)
                 side = getattr(piece, "seen_side", None) or (placing.get(name) if occupied
                                                              else None)
-                if occupied is False:
+                if occupied is False or (occupied is None and piece.confidence < BARE_UNSURE):
+                    # (the second: over the 78 recorded games, 730 reads with a unit
+                    # on the cell left unsure by the piece classifier, all at 0.05 and up,
+                    # while 1,458 of 5,836 such reads of bare cards, court pictures of decks
+                    # it never saw, were under 0.01: s51's black rook taken off a tango QH
+                    # read so for the rest of the game, and stood there in the game)
                     unit = None
                 elif occupied and side is not None:
                     was = believed.get(f"{name}.unit")
