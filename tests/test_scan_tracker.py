@@ -3718,11 +3718,11 @@ def test_an_initiative_card_read_sure_still_gives_way_to_the_order_of_play(seed)
     assert event.question is not None  # asked: the camera read it otherwise
 
 
-def _pieces_read_unsure(frame, occupancy: float, bare: bool) -> None:
-    """Every bare card (`bare`) or every unit (else) of a frame read unsure by the piece
-    classifier, its occupancy at `occupancy` (its own `unsure` class taking the rest)."""
+def _bare_cards_read_unsure(frame, occupancy: float) -> None:
+    """Every bare card of a frame read unsure by the piece classifier, its occupancy at
+    `occupancy` (its own `unsure` class taking the rest)."""
     for cell in frame.cells.values():
-        if cell.piece is not None and (cell.piece.piece == "empty") == bare:
+        if cell.piece is not None and cell.piece.piece == "empty":
             cell.piece = PieceReading(None, occupancy)
 
 
@@ -3734,9 +3734,9 @@ def test_a_card_the_piece_classifier_reads_surely_unsure_is_bare(seed):
     steps = record_game(seed)
     want = truth_events(steps)
     assert any(" removed " in t for t in want)
-    tracker = _track(steps, seed, edit=lambda f: _pieces_read_unsure(f, 0.003, bare=True))
+    tracker = _track(steps, seed, edit=lambda f: _bare_cards_read_unsure(f, 0.003))
     assert [e.text for e in tracker.events] == want, tracker.holding
     # read unsure less surely (as units on the cards are, at 0.05 and up) they say nothing,
     # and the units taken off stay on in the game
-    tracker = _track(steps, seed, edit=lambda f: _pieces_read_unsure(f, 0.05, bare=True))
+    tracker = _track(steps, seed, edit=lambda f: _bare_cards_read_unsure(f, 0.05))
     assert [e.text for e in tracker.events] != want
