@@ -289,6 +289,41 @@ class CardChoice:
             return applied, [f"{where} was read wrong: {what}; check it"] + notes
         return None
 
+    def _standing_card_gives_way(self, frm: str, to: str, allowed, accept: float, side: str
+                                 ) -> tuple[str | None, list[str]]:
+        """The movement card a unit laid on `to` as it left `frm`, whose reads name only cards
+        the rules refuse there, where the card it left is an open question. The colour rule
+        ties the two: a standing card misread in colour refuses every card of the colour read
+        for the move off it (v8-s349: white's AD on d2 read AC 65 %, JK 27 %; the 3C white
+        laid on c2, read 3C 61 %, 2C 36 %, could not follow a black standing card; the game
+        held, re-read the table, and lost 15 moves). Each other answer the question's own
+        reads still weigh is tried, likeliest first, where it lets a card the movement card's
+        reads name lie on `to`, and kept where that card then resolves (`_resolve_card` with
+        `allowed`, `accept`, `side`); the question stays open. Returns the card and notes, or
+        (None, []) with the question and the hold as they were."""
+        key, evidence = f"{frm}.card", self.evidence.get(f"{to}.card")
+        q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
+                  and q.chosen == self._engine_card(key)
+                  and q.entry == self._last_laid_on(frm)), None)
+        if q is None or evidence is None:
+            return None, []
+        held = self._held_card, self._held_keys, self.holding
+        before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+        for alt, p in q.ranked():
+            if p < CONSISTENT or alt == before or not self._choose(q, alt):
+                continue
+            if any(p_card >= CONSISTENT and allowed(card)
+                   for card, p_card in evidence.ranked()):
+                card, why = self._resolve_card(f"{to}.card", to, allowed, accept, side=side)
+                if card is not None:
+                    q.event.question = q.describe()
+                    what = "a joker" if alt == "JK" else alt
+                    return card, [f"the {before} it left was read wrong: {what}; check it"] + why
+            self._choose(q, before)
+            q.watched, q.went_with = watched, list(went_with)
+        self._held_card, self._held_keys, self.holding = held
+        return None, []
+
     def _last_laid_on(self, cell: str) -> int | None:
         """The journal entry that laid the card now on top of `cell`."""
         return next((i for i in range(len(self.journal) - 1, -1, -1)

@@ -352,10 +352,13 @@ class MoveReading:
                 flags.append("card from a draw the camera could not see")
             if card == UNREAD:  # the rules pick among what the reader thought it might be
                 # a card laid under a unit that stays is only ever read with the unit on it
-                card, why = self._resolve_card(
-                    f"{to}.card", to, lambda c, frm=frm, to=to: self._legal(
-                        f"{side} move {frm}-{to} {c}"), SWITCH if frm == to else ACCEPT,
-                    side=side)
+                def allowed(c: str, frm: str = frm, to: str = to, side: str = side) -> bool:
+                    return self._legal(f"{side} move {frm}-{to} {c}")
+
+                accept = SWITCH if frm == to else ACCEPT
+                card, why = self._resolve_card(f"{to}.card", to, allowed, accept, side=side)
+                if card is None and frm != to:
+                    card, why = self._standing_card_gives_way(frm, to, allowed, accept, side)
                 if card is None:  # this is the side's move; another cell would be out of order
                     return False
                 flags += why

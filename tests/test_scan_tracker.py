@@ -9,7 +9,7 @@ from engines.royal_battles.board import NEIGHBOURS, parse_cell
 from engines.royal_battles.position import to_json
 from engines.royal_battles.selfplay import record_game
 from scanner.detections import PieceReading
-from scanner.table_events import twin_of
+from scanner.table_events import twin_of, with_card
 from scanner.tracker import GameTracker, replay_journal
 from tests.tracker_sim import frames_of, reading_of, truth_events
 
@@ -3740,3 +3740,64 @@ def test_a_card_the_piece_classifier_reads_surely_unsure_is_bare(seed):
     # and the units taken off stay on in the game
     tracker = _track(steps, seed, edit=lambda f: _bare_cards_read_unsure(f, 0.05))
     assert [e.text for e in tracker.events] != want
+
+
+def _standing_card_read_in_the_other_colour_run(seed: int):
+    """A recorded game where a unit moves off a joker laying a number card X, and then off X
+    laying a number card Y. X is read unsure as a card of Y's colour (its likeliest; X itself
+    30 %): a move off the joker could lay it, so the game goes on with it as an open question.
+    Y is read unsure too (Y 60 %, its twin 35 %): it can't follow a standing card of its own
+    colour, so only X explains the move off it. (steps, tracker, the move laying X, the move
+    off it, the card misread, X)."""
+    from engines.errors import RulesError
+    from engines.royal_battles import parse_action
+    from engines.royal_battles.position import from_json
+
+    steps = record_game(seed)
+    laid: dict[str, int] = {}  # cell -> the move that laid the card on top there
+    off_a_joker: set[int] = set()  # moves whose unit left a joker
+    numbers = ("2", "3", "4", "5", "6", "7", "8", "9", "10")
+    for i, (action, _pos) in enumerate(steps):
+        words = action.split()
+        if words[1] != "move":
+            continue
+        frm, to = words[2].split("-")
+        if frm in laid and steps[laid[frm]][0].split()[-1] == "JK" and frm != to:
+            off_a_joker.add(i)
+        m1 = laid.get(frm)
+        x, y = (steps[m1][0].split()[-1] if m1 is not None else None), words[3]
+        if m1 in off_a_joker and frm != to and x[:-1] in numbers and y[:-1] in numbers:
+            mine = {a.split()[-1] for a, _pos in steps if a.split()[0] == words[0]}
+            for wrong in [r + s for r in numbers
+                          for s in (("D", "H") if y[-1] in "DH" else ("C", "S"))
+                          if r + s not in mine]:
+                before = GameTracker(state=from_json(steps[m1 - 1][1])).state
+                try:
+                    before.apply(parse_action(with_card(steps[m1][0], wrong)))
+                except RulesError:
+                    continue
+
+                def edit(frame, a=frm, b=to, x=x, y=y, wrong=wrong):
+                    for cell, code, cands in ((a, x, [(wrong, 0.65), (x, 0.3)]),
+                                              (b, y, [(y, 0.6), (twin_of(y), 0.35)])):
+                        c = frame.cells.get(cell)
+                        if c is not None and c.card is not None and c.card.card == code:
+                            c.card.card, c.card.candidates = None, cands
+
+                return steps, _track(steps, seed, edit), steps[m1][0], action, wrong, x
+        laid[to] = i
+    raise AssertionError("no move off a joker and on with two number cards")
+
+
+@pytest.mark.parametrize("seed", [21, 28, 34, 40])
+def test_a_standing_card_read_in_the_wrong_colour_gives_way_to_the_move_off_it(seed):
+    # v8-s349: white's AD on d2 read AC 65 %, JK 27 %, an open question going on with AC;
+    # the 3C white then laid on c2 moving off it, read 3C 61 %, 2C 36 %, could not follow a
+    # black standing card: the game held, re-read the table and lost 15 moves
+    steps, tracker, laying, left, wrong, x = _standing_card_read_in_the_other_colour_run(seed)
+    texts = [e.text for e in tracker.events]
+    assert left in texts, tracker.holding
+    assert any(f"the {wrong} it left was read wrong: {x}" in f
+               for f in tracker.events[texts.index(left)].flags)
+    assert laying in texts  # the card it left, its question going on with X
+    assert not any(e.text.startswith("table re-read") for e in tracker.events)
