@@ -267,9 +267,7 @@ class CardChoice:
                 return None
             self._apply(parse_action(text))
             return text, [note]
-        key = f"{cell}.card"
-        q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
-                  and q.chosen == misread and q.entry == self._last_laid_on(cell)), None)
+        q = self._question_on_top(cell)
         laid = text.split()[-1]
         if q is None or not q.coverable_by(laid):
             return None
@@ -301,10 +299,7 @@ class CardChoice:
         reads name lie on `to`, and kept where that card then resolves (`_resolve_card` with
         `allowed`, `accept`, `side`); the question stays open. Returns the card and notes, or
         (None, []) with the question and the hold as they were."""
-        key, evidence = f"{frm}.card", self.evidence.get(f"{to}.card")
-        q = next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
-                  and q.chosen == self._engine_card(key)
-                  and q.entry == self._last_laid_on(frm)), None)
+        q, evidence = self._question_on_top(frm), self.evidence.get(f"{to}.card")
         if q is None or evidence is None:
             return None, []
         held = self._held_card, self._held_keys, self.holding
@@ -323,6 +318,14 @@ class CardChoice:
             q.watched, q.went_with = watched, list(went_with)
         self._held_card, self._held_keys, self.holding = held
         return None, []
+
+    def _question_on_top(self, cell: str) -> CardQuestion | None:
+        """The open card question about the card on top of `cell`, the one the game went on
+        with there and asked of the action that laid it (None where there is none)."""
+        key = f"{cell}.card"
+        top = self._engine_card(key)
+        return next((q for q in self.questions if isinstance(q, CardQuestion) and q.key == key
+                     and q.chosen == top and q.entry == self._last_laid_on(cell)), None)
 
     def _last_laid_on(self, cell: str) -> int | None:
         """The journal entry that laid the card now on top of `cell`."""
