@@ -3801,3 +3801,61 @@ def test_a_standing_card_read_in_the_wrong_colour_gives_way_to_the_move_off_it(s
                for f in tracker.events[texts.index(left)].flags)
     assert laying in texts  # the card it left, its question going on with X
     assert not any(e.text.startswith("table re-read") for e in tracker.events)
+
+
+def _initiative_card_read_as_a_later_movement_card(seed: int):
+    """A recorded game where white's initiative card X of some round could be a card Y that
+    white lays later as a movement card (Y unseen till then, and as high against black's card
+    of that round as X, so the order of play can't tell them apart). (steps, X's action, Y's
+    move, X, Y)."""
+    from engines.royal_battles.cards import parse_card
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+
+    def laid(a: str) -> bool:
+        return a.split()[1] in ("setup", "initiative", "move")
+
+    for i, action in enumerate(acts):
+        if not action.startswith("white initiative"):
+            continue
+        x = action.split()[-1]
+        black = next((a.split()[-1] for a in acts[i + 1:i + 3]
+                      if a.startswith("black initiative")), None)
+        if black is None or "JK" in (x, black):
+            continue
+        wins = parse_card(x).initiative_key() > parse_card(black).initiative_key()
+        seen = {a.split()[-1] for a in acts[:i] if a.startswith("white") and laid(a)}
+        for j in range(i + 3, len(acts)):
+            y = acts[j].split()[-1]
+            if not acts[j].startswith("white move") or y in seen | {x, "JK"}:
+                continue
+            if (parse_card(y).initiative_key() > parse_card(black).initiative_key()) == wins \
+                    and not any(a.startswith("white") and laid(a) and a.split()[-1] == y
+                                for a in acts[i + 1:j]):
+                return steps, action, acts[j], x, y
+    raise AssertionError("no initiative card that a later movement card could be")
+
+
+@pytest.mark.parametrize("seed", [21, 24, 26, 29])
+def test_a_pile_question_naming_no_other_card_gives_way_to_a_surer_read_of_its_card(seed):
+    # v6-s257: white's joker on its initiative pile read JC 68 %, nothing else named; the real
+    # JC laid on a3 later, read 90 %, was refused as the pile's card, and the game took a QS
+    # no read named, re-read the table twice and lost 7 moves
+    steps, drawn, move, x, y = _initiative_card_read_as_a_later_movement_card(seed)
+    cell = move.split()[2].split("-")[1]
+
+    def edit(frame):
+        _blur_initiative(frame, "white", x, [(y, 0.68)])
+        _blur_card(frame, cell, y, [(y, 0.9), (twin_of(y), 0.05)])
+
+    tracker = _track(steps, seed, edit)
+    texts = [e.text for e in tracker.events]
+    assert move in texts, tracker.holding
+    want = truth_events(steps)
+    k = want.index(drawn)
+    pile = tracker.events[k]
+    assert pile.text.startswith("white initiative ") and pile.text != f"white initiative {y}"
+    assert pile.question is not None  # still asked: the players say which card it was
+    assert texts[:k] + texts[k + 1:] == want[:k] + want[k + 1:], tracker.holding
+    assert not any(t.startswith("table re-read") for t in texts)
