@@ -122,6 +122,9 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         # card there then (`_news_on_awaited_piles`)
         self._pile_changed: dict[str, str | None] = {}
         self._agreed_at: dict[str, int] = {}
+        # per card key: the read standing when the rules took a card there against its lean
+        # (`_believe`): that very look, repeated, is no news (`_misreads_of_agreed`)
+        self._taken_against: dict[str, object] = {}
         # candidates of cards glimpsed while hands were over the board (`_note_glimpses`)
         self._glimpses: dict[str, list[list[tuple[str, float]]]] = {}
         self._kinds_seen: dict[str, str] = {}  # the last piece read per cell, kind included

@@ -163,6 +163,7 @@ class CardChoice:
         there are `code` misread (`_known_misreads`)."""
         self.beliefs[key].value = code
         self._agreed_at[key] = self._changes.get(key, 0)
+        self._taken_against[key] = self._last_read.get(key)
         if misread is not None:
             self._misread_as[key] = (code, misread)
 

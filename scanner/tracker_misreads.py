@@ -67,7 +67,11 @@ class MisreadWatch:
                 self._changes[key] = self._changes.get(key, 0) + 1
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
                     and self._agreed_at.get(key) == self._changes.get(key, 0) \
-                    and not _leans_to_the_other_colour(cards_now[key], believed[key]):
+                    and (cards_now[key] is self._taken_against.get(key)
+                         or not _leans_to_the_other_colour(cards_now[key], believed[key])):
+                # (the very read the rules took the card against, repeated by an incremental
+                # scanner, says nothing new: v6-s257, a JC on a3 read JH 57 %, JC 32 % under
+                # its pawn, taken as JC, became news 8 frames later and a move that never was)
                 values[key] = believed[key]
 
     def _known_misreads(self, values: dict, believed: dict, cards_now: dict) -> None:

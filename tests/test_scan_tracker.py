@@ -3859,3 +3859,35 @@ def test_a_pile_question_naming_no_other_card_gives_way_to_a_surer_read_of_its_c
     assert pile.question is not None  # still asked: the players say which card it was
     assert texts[:k] + texts[k + 1:] == want[:k] + want[k + 1:], tracker.holding
     assert not any(t.startswith("table re-read") for t in texts)
+
+
+def test_the_read_a_card_was_taken_against_is_no_news_while_it_stands():
+    """A card the rules took against the lean of the read standing there (v6-s257: a JC on a3
+    read JH 57 %, JC 32 % under its pawn, taken as JC) stays believed while the incremental
+    scanner repeats that very read, though it leans to the other colour; another read leaning
+    so, where the place's pixels were not seen to change, is news (v10-s399's card laid in
+    place, `_in_place_moves_read_unsure`)."""
+    from scanner.detections import CardReading, TableReading
+    from scanner.observations import UNREAD
+
+    steps = record_game(1)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=1):
+        tracker.update(frame)
+        if any(e.text.split()[1] == "move" for e in tracker.events):
+            break
+    move = next(e.text for e in tracker.events if e.text.split()[1] == "move")
+    key, code = f"{move.split()[2][-2:]}.card", move.split()[3]
+    other = code[:-1] + ("H" if code[-1] in "CS" else "C")  # same rank, the other colour
+    look = CardReading(card=None, confidence=0.57,
+                       candidates=[(other, 0.57), (code, 0.32), (twin_of(code), 0.08)])
+    tracker._last_read[key] = look
+    tracker._believe(key, code)  # what the rules do when they take `code` against `look`
+
+    def seen(read) -> object:
+        values, believed = {key: UNREAD}, {key: code}
+        tracker._misreads_of_agreed(TableReading(changed=set()), values, believed, {key: read})
+        return values[key]
+
+    assert seen(look) == code
+    assert seen(CardReading(card=None, confidence=0.57, candidates=look.candidates)) == UNREAD
