@@ -178,9 +178,30 @@ def card_value(card, believed: object, board: bool = True) -> object:
     if board and backed and believed == "JK" and top[:-1] in COURTS:
         return believed
     if board and sum(p for code, p in card.candidates if may_be_same(code, believed)) >= LEAN \
-            and not _a_joker_over(card.candidates, believed, backed):
+            and not _a_joker_over(card.candidates, believed, backed) \
+            and not _another_rank(card.candidates, believed, backed):
         return believed
     return UNREAD
+
+
+def _another_rank(candidates: list[tuple[str, float]], believed: str, backed: bool) -> bool:
+    """Does an unsure read of the believed card's colour name another rank, the believed
+    card's rank not at all, and the other colour a little? The readers tell ranks apart far
+    better than suits, so that read is a card of the other colour laid over it, misread in
+    colour: news (v8-s349: black's AS laid in place over its JH, read AH 53 %, AD 35 %, AS 7 %
+    under its bishop, was taken for the JH misread; the move was lost, and the JH was later
+    turned into a joker to explain the move off it). Without the other colour's share it is
+    the card itself misread under its unit (v12-s487: a 4S under a bishop read 5S 52 %, KS,
+    9S; counting that as news cost the game 40 of its 93 moves)."""
+    if backed or believed == "JK":
+        return False
+    rank = believed[:-1]
+    mass: dict[str, float] = {}
+    for code, p in candidates:
+        mass[code[:-1]] = mass.get(code[:-1], 0.0) + p
+    other_colour = sum(p for code, p in candidates if not may_be_same(code, believed))
+    return mass.get(rank, 0.0) < CONSISTENT and max(mass.values(), default=0.0) >= LEAN \
+        and other_colour >= CONSISTENT
 
 
 def _a_joker_over(candidates: list[tuple[str, float]], believed: str, backed: bool) -> bool:

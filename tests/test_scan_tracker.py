@@ -670,6 +670,23 @@ def test_a_read_leaning_to_the_other_colour_is_news():
     assert card_value(CardReading(card=None, candidates=[("9D", 0.9)]), "JK") == UNREAD
 
 
+def test_a_read_of_the_colour_naming_another_rank_and_the_other_colour_a_little_is_news():
+    """v8-s349: black's AS laid in place over its JH, read AH 53 %, AD 35 %, AS 7 % under its
+    bishop: the ranks say a new card, the colour rule that it is the other colour's."""
+    from scanner.detections import CardReading
+    from scanner.observations import UNREAD, card_value
+
+    def read(*candidates):
+        return CardReading(card=None, confidence=candidates[0][1], candidates=list(candidates))
+
+    assert card_value(read(("AH", 0.53), ("AD", 0.35), ("AS", 0.07)), "JH") == UNREAD
+    # the believed card's own rank, or its name, among the reads: the card itself misread
+    assert card_value(read(("AH", 0.53), ("JD", 0.35), ("AS", 0.07)), "JH") == "JH"
+    assert card_value(read(("AH", 0.53), ("JH", 0.35), ("AS", 0.07)), "JH") == "JH"
+    # nothing of the other colour (v12-s487: a 4S under a bishop read 5S 52 %, KS, 9S)
+    assert card_value(read(("5S", 0.52), ("KS", 0.13), ("9S", 0.11)), "4S") == "4S"
+
+
 
 def _in_place_moves_read_unsure(seed: int, lean: float = 0.88):
     """Frames of a game as the incremental scanner gives them when a card laid in place (a
