@@ -79,16 +79,59 @@ class CardChoice:
                 # JK 40 %, AC 31 %, AS 11 %, none allowed there, held the game 180 frames)
                 code = of_the_colour_read(evidence, legal)
                 why = "a guess of the colour it read"
+            notes = []
+            if code is None and side is not None:
+                code, why, notes = self._question_frees_a_card(evidence, side, allowed)
+                legal = {c for c in CARDS if allowed(c)}
             if code is not None:
                 self._take_card(key, place, code, legal, evidence, watched=False)
                 return code, [f"no card the reader named is allowed on {place}: going on with "
-                              f"{code}, {why}; check it"]
+                              f"{code}, {why}; check it"] + notes
         self._held_card = key
         self._held_keys = set(self._diff())
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in sorted(ranked, key=lambda r: -r[1])[:3]) \
             or "no usable reading"
         self.holding = f"which card lies on {place}? it looks like: {guesses}"
         return None, []
+
+    def _question_frees_a_card(self, evidence: CardEvidence, side: str, allowed
+                               ) -> tuple[str | None, str, list[str]]:
+        """A card the game must go on with (the table has moved on) where the rules allow no
+        card at all, because open questions of `side`'s deck hold every card that could lie
+        there (the colour rule leaves a unit moving off a black card onto a red one only a
+        joker). Each such question, covered or not, weakest first, tries its other answers,
+        those its reads weigh (CONSISTENT) first, then the rest the rules allow; the first that
+        lets its card lie here, as a card the reads' rank or colour name (`of_the_rank_read`,
+        `of_the_colour_read`), is kept, both asked. v3-s173: black's 8H laid on d4 was gone on
+        with as the joker (read JK 61 %, JH 37 %); black's real second joker, laid over a 10H
+        moving off an AC and read as red courts, could then be no card at all, and the game
+        held until it re-read the table 30 frames later (replay of the 78 games: that re-read
+        gone, the joker's move asked with the right card, moves and spurious events the same).
+        Returns (card, why, notes), or (None, "", []) with every question as it was."""
+        asked = sorted(self._questions_by_deck().get(side, []),
+                       key=lambda q: dict(q.ranked()).get(q.chosen, 0.0))
+        for q in asked:
+            before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+            named = [alt for alt, p in q.ranked() if p >= CONSISTENT]
+            for alt in dict.fromkeys(named + list(q.answers)):
+                if alt == before or not self._choose(q, alt):
+                    continue
+                legal = {c for c in CARDS if allowed(c)}
+                if before in legal:
+                    code = of_the_rank_read(evidence, legal)
+                    why = "the picture card left when it read courts" if code == "JK" \
+                        else "of the rank it read"
+                    if code is None:
+                        code, why = of_the_colour_read(evidence, legal), \
+                            "a guess of the colour it read"
+                    if code is not None:
+                        q.event.question = q.describe()
+                        what = "a joker" if alt == "JK" else alt
+                        return code, why, [f"the {before} on {q.place} may be {what}: the "
+                                           f"{before} was needed here; check it"]
+                self._choose(q, before)
+                q.watched, q.went_with = watched, list(went_with)
+        return None, "", []
 
     def _earlier_gives_way(self, evidence: CardEvidence, legal: set[str], side: str,
                            allowed) -> bool:

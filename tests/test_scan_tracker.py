@@ -3908,3 +3908,51 @@ def test_the_read_a_card_was_taken_against_is_no_news_while_it_stands():
 
     assert seen(look) == code
     assert seen(CardReading(card=None, confidence=0.57, candidates=look.candidates)) == UNREAD
+
+
+def _second_joker_only_a_joker_explains(seed: int):
+    """A recorded game where a side lays its second joker moving off a card of one colour onto
+    a card of the other (only a joker may lie there), having laid a number card Z on a move
+    before it. (steps, Z's move, the joker's move)."""
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+
+    def colour(code: str) -> str:
+        return "red" if code[-1] in "DH" else "black"
+
+    for i, action in enumerate(acts):
+        words = action.split()
+        if words[1] != "move" or words[3] != "JK":
+            continue
+        frm, to = words[2].split("-")
+        board = steps[i - 1][1]["board"]
+        left = (board.get(frm, {}).get("cards") or [None])[-1]
+        covered = (board.get(to, {}).get("cards") or [None])[-1]
+        if frm == to or None in (left, covered) or "JK" in (left, covered) \
+                or colour(left) == colour(covered) \
+                or not any(a.startswith(words[0]) and a.split()[-1] == "JK" for a in acts[:i]):
+            continue
+        z = next(a for a in reversed(acts[:i]) if a.startswith(f"{words[0]} move")
+                 and a.split()[3][:-1] in ("2", "3", "4", "5", "6", "7", "8", "9", "10"))
+        return steps, z, action
+    raise AssertionError("no second joker that only a joker explains")
+
+
+@pytest.mark.parametrize("seed", [12, 21, 26, 28])
+def test_a_question_holding_the_last_joker_gives_way_to_a_move_only_a_joker_explains(seed):
+    # v3-s173: black's 8H laid on d4 read JK 61 %, JH 37 % and went on as the joker; black's
+    # real second joker, laid over a 10H moving off an AC and read as red courts, could then
+    # be no card at all: the game held, and re-read the table 30 frames later
+    steps, z_move, joker_move = _second_joker_only_a_joker_explains(seed)
+    z_cell, z = z_move.split()[2].split("-")[1], z_move.split()[3]
+    joker_cell = joker_move.split()[2].split("-")[1]
+
+    def edit(frame):
+        _blur_card(frame, z_cell, z, [("JK", 0.61), (z, 0.37)])
+        _blur_card(frame, joker_cell, "JK", [("QD", 0.6), ("KD", 0.1)])
+
+    tracker = _track(steps, seed, edit)
+    texts = [e.text for e in tracker.events]
+    assert joker_move in texts and z_move in texts, tracker.holding
+    assert tracker.events[texts.index(joker_move)].question is not None  # asked
+    assert not any(t.startswith("table re-read") for t in texts)
