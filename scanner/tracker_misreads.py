@@ -16,6 +16,7 @@ from engines.royal_battles.cards import CARDS, parse_card
 from .detections import TableReading
 from .observations import (
     ACCEPT,
+    COURTS,
     LEAN,
     NO_READING,
     UNREAD,
@@ -48,6 +49,14 @@ def _leans_to_the_other_colour(read, believed: str) -> bool:
     return p >= LEAN and None not in colours and colours[0] != colours[1]
 
 
+def _another_court_of_its_suit(read: object, believed: object) -> bool:
+    """Are `read` and `believed` two different court cards of one suit (JC, QC, KC)?"""
+    if not (isinstance(read, str) and isinstance(believed, str)) or read == believed \
+            or "JK" in (read, believed) or read not in CARDS or believed not in CARDS:
+        return False
+    return read[-1] == believed[-1] and read[:-1] in COURTS and believed[:-1] in COURTS
+
+
 class MisreadWatch:
     """Mixed into `GameTracker`; works on the state its `__init__` sets up."""
 
@@ -72,6 +81,16 @@ class MisreadWatch:
                 # (the very read the rules took the card against, repeated by an incremental
                 # scanner, says nothing new: v6-s257, a JC on a3 read JH 57 %, JC 32 % under
                 # its pawn, taken as JC, became news 8 frames later and a move that never was)
+                values[key] = believed[key]
+            elif key.startswith("init.") and self._agreed_at.get(key) == self._changes.get(key, 0) \
+                    and _another_court_of_its_suit(values.get(key), believed.get(key)):
+                # a pile re-read on the same pixels naming another court of the agreed card's
+                # suit: the readers' usual confusion, not a new card, which changes the pile's
+                # pixels as it is laid (v10-s403: black's QH, taken from a read JH 91 %, read
+                # JH 96 % 25 frames later and taken for black's next initiative card; replay
+                # of the 78 games 6,280/116 -> 6,304/101, table re-reads 9 -> 5). Not for other
+                # cards: a new ace on an ace can leave the pile's pixels unflagged (v6-s263:
+                # black's AD laid on its AS; for every card, 6,139/199)
                 values[key] = believed[key]
 
     def _known_misreads(self, values: dict, believed: dict, cards_now: dict) -> None:

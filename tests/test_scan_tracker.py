@@ -687,13 +687,22 @@ def test_a_read_of_the_colour_naming_another_rank_and_the_other_colour_a_little_
     assert card_value(read(("5S", 0.52), ("KS", 0.13), ("9S", 0.11)), "4S") == "4S"
 
 
+def _piles_changed(frame, piles: dict) -> set[str]:
+    """The initiative piles ("init/white") whose card differs from the last frame's in `piles`
+    (updated): a new initiative card changes its pile's picture, and the scanner sees that."""
+    now = {f"init/{side}": p.card if p else None for side, p in frame.initiative.items()}
+    changed = {zone for zone in now if now[zone] != piles.get(zone)}
+    piles.update(now)
+    return changed
+
 
 def _in_place_moves_read_unsure(seed: int, lean: float = 0.88):
     """Frames of a game as the incremental scanner gives them when a card laid in place (a
     unit laying its movement card on its own cell) changes the cell's picture too little to
-    be called changed: no zone is ever in `changed`, and each card laid in place reads unsure,
-    leaning `lean` to itself, as long as its unit stands on it (v10-s399). Not over or as a
-    joker: a joker has no colour, and an unsure read of one is no news (the rule's limit)."""
+    be called changed: no cell is ever in `changed` (only a pile given a new card), and each
+    card laid in place reads unsure, leaning `lean` to itself, as long as its unit stands on it
+    (v10-s399). Not over or as a joker: a joker has no colour, and an unsure read of one is no
+    news (the rule's limit)."""
     from scanner.detections import CardReading
 
     steps = record_game(seed)
@@ -704,8 +713,9 @@ def _in_place_moves_read_unsure(seed: int, lean: float = 0.88):
                 and "JK" not in pos["board"][w[2][:2]]["cards"][-2:]:
             laid_in_place.add((w[2][:2], w[3]))
     frames = frames_of(steps, _empty(steps), seed=seed)
+    piles: dict[str, object] = {}
     for frame in frames:
-        frame.changed = set()
+        frame.changed = _piles_changed(frame, piles)
         for cell, code in laid_in_place:
             c = frame.cells.get(cell)
             if c is not None and c.card is not None and c.card.card == code \
@@ -2394,12 +2404,14 @@ def test_a_look_the_rules_explained_is_not_news_while_its_pixels_stay(seed):
     twin = code[:-1] + TWIN_OTHER_COLOUR[code[-1]]
     armies = {Side(k): v for k, v in steps[0][1]["armies"].items()}
     tracker = GameTracker(armies)
-    last = None
+    last, piles = None, {}
     for frame in frames_of(steps, _empty(steps), seed=seed):
         c = frame.cells.get(cell)
         now = c.card.card if c is not None and c.card is not None else None
-        # the incremental scanner's report: the cell's pixels change when its card does
-        frame.changed = {cell} if now != last or frame.occluded else set()
+        # the incremental scanner's report: the cell's pixels change when its card does (and
+        # a pile's when a new initiative card is laid on it)
+        frame.changed = ({cell} if now != last or frame.occluded else set()) \
+            | _piles_changed(frame, piles)
         last = now
         if now == code and not frame.occluded:
             c.card = CardReading(card=None, confidence=0.9,
@@ -3956,3 +3968,45 @@ def test_a_question_holding_the_last_joker_gives_way_to_a_move_only_a_joker_expl
     assert joker_move in texts and z_move in texts, tracker.holding
     assert tracker.events[texts.index(joker_move)].question is not None  # asked
     assert not any(t.startswith("table re-read") for t in texts)
+
+
+def _pile_reread_as_another_court_run(seed: int):
+    """A recorded game fed as the incremental scanner reports it (`changed`: the zones whose
+    card or unit changed; everything, under hands), where white's first court initiative card
+    X reads, from its 9th settled frame on, as another court of its suit on the same pixels.
+    (steps, X's action, tracker)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    drawn = next(a for a, _pos in steps if a.startswith("white initiative")
+                 and a.split()[-1] != "JK" and a.split()[-1][:-1] in ("J", "Q", "K"))
+    x = drawn.split()[-1]
+    other = next(r + x[-1] for r in ("J", "Q", "K") if r + x[-1] != x)
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    last: dict = {}
+    seen = 0
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        now = {name: (c.card.card if c.card else None, c.piece.piece if c.piece else None)
+               for name, c in frame.cells.items()}
+        now.update({f"init/{side}": p.card if p else None
+                    for side, p in frame.initiative.items()})
+        frame.changed = set(now) if frame.occluded else {z for z in now if now[z] != last.get(z)}
+        if not frame.occluded:
+            last = now
+        pile = frame.initiative.get("white")
+        if pile is not None and pile.card == x and not frame.occluded:
+            seen += 1
+            if seen > 8:
+                frame.initiative["white"] = CardReading(
+                    corners=pile.corners, card=other, confidence=0.96,
+                    candidates=[(other, 0.96), (x, 0.03)])
+        tracker.update(frame)
+    return steps, drawn, tracker
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_pile_reread_as_another_court_of_its_suit_on_the_same_pixels_is_no_new_card(seed):
+    # v10-s403: black's QH, taken from a read JH 91 %, read JH 96 % 25 frames later on the
+    # same pixels and taken for black's next initiative card; the rounds went out of step
+    steps, drawn, tracker = _pile_reread_as_another_court_run(seed)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
