@@ -25,6 +25,27 @@ from .open_questions import CardQuestion, of_the_colour_read, of_the_rank_read, 
 from .table_events import TableEvent, lays_on, twin_of, with_card
 
 
+def _guess_from_the_reads(evidence: CardEvidence, legal: set[str]) -> tuple[str | None, str]:
+    """The card a held place goes on with where the rules refuse every card its reads name:
+    an allowed card of the rank it read (the readers tell ranks apart far better than suits),
+    else a card of the colour it read, as a guess the players are asked to correct (v8-s337:
+    black's 2C on a3 read JK 40 %, AC 31 %, AS 11 %, none allowed there, held the game 180
+    frames). (card or None, why)."""
+    code = of_the_rank_read(evidence, legal)
+    if code is not None:
+        return code, ("the picture card left when it read courts" if code == "JK"
+                      else "of the rank it read")
+    return of_the_colour_read(evidence, legal), "a guess of the colour it read"
+
+
+def _taken_for(card: str) -> list[str]:
+    """What the readers are known to take for `card`: its twin (same rank and colour), and
+    for a jack the joker, whose big "J" over "oker" reads as a jack."""
+    if card == "JK":
+        return []
+    return [twin_of(card)] + (["JK"] if card.startswith("J") else [])
+
+
 class CardChoice:
     """Mixed into `GameTracker`; works on the state its `__init__` sets up."""
 
@@ -69,20 +90,12 @@ class CardChoice:
             # with an allowed card of the rank it read (it tells ranks apart far better than
             # suits), as an open question (val-s7: a KD under a rook read JS, JC or JD, JD
             # already laid; the move was lost and the game parted ways with the table)
-            code = of_the_rank_read(evidence, legal)
-            why = "the picture card left when it read courts" if code == "JK" \
-                else "of the rank it read"
-            if code is None:
-                # nor any card of a rank it read: a card of the colour it read, as a guess the
-                # players are asked to correct, keeps the game in step with the table, where
-                # holding lost the move and the game with it (v8-s337: black's 2C on a3 read
-                # JK 40 %, AC 31 %, AS 11 %, none allowed there, held the game 180 frames)
-                code = of_the_colour_read(evidence, legal)
-                why = "a guess of the colour it read"
+            code, why = _guess_from_the_reads(evidence, legal)
             notes = []
             if code is None and side is not None:
                 code, why, notes = self._question_frees_a_card(evidence, side, allowed)
-                legal = {c for c in CARDS if allowed(c)}
+                if code is not None:  # (a question gave way: the rules allow more now)
+                    legal = {c for c in CARDS if allowed(c)}
             if code is not None:
                 self._take_card(key, place, code, legal, evidence, watched=False)
                 return code, [f"no card the reader named is allowed on {place}: going on with "
@@ -111,26 +124,20 @@ class CardChoice:
         asked = sorted(self._questions_by_deck().get(side, []),
                        key=lambda q: dict(q.ranked()).get(q.chosen, 0.0))
         for q in asked:
-            before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+            before, saved = q.chosen, self._saved(q)
             named = [alt for alt, p in q.ranked() if p >= CONSISTENT]
             for alt in dict.fromkeys(named + list(q.answers)):
                 if alt == before or not self._choose(q, alt):
                     continue
                 legal = {c for c in CARDS if allowed(c)}
                 if before in legal:
-                    code = of_the_rank_read(evidence, legal)
-                    why = "the picture card left when it read courts" if code == "JK" \
-                        else "of the rank it read"
-                    if code is None:
-                        code, why = of_the_colour_read(evidence, legal), \
-                            "a guess of the colour it read"
+                    code, why = _guess_from_the_reads(evidence, legal)
                     if code is not None:
                         q.event.question = q.describe()
                         what = "a joker" if alt == "JK" else alt
                         return code, why, [f"the {before} on {q.place} may be {what}: the "
                                            f"{before} was needed here; check it"]
-                self._choose(q, before)
-                q.watched, q.went_with = watched, list(went_with)
+                self._restore(q, saved)
         return None, "", []
 
     def _earlier_gives_way(self, evidence: CardEvidence, legal: set[str], side: str,
@@ -296,10 +303,7 @@ class CardChoice:
         `_with_questions`."""
         if weak or p_here < LEAN or p_here <= p_there or p_there < CONSISTENT:
             return None, False
-        confused = [twin_of(taken)] if taken != "JK" else []
-        if taken.startswith("J") and taken != "JK":
-            confused.append("JK")
-        for alt in dict.fromkeys(confused + q.answers):
+        for alt in dict.fromkeys(_taken_for(taken) + q.answers):
             if alt != taken and self._choose(q, alt):
                 q.event.question = q.describe()
                 return GO_ON, True
@@ -343,7 +347,7 @@ class CardChoice:
         laid = text.split()[-1]
         if q is None or not q.coverable_by(laid):
             return None
-        before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+        before, saved = q.chosen, self._saved(q)
         for alt, p in q.ranked():
             if p < CONSISTENT or alt == before or may_be_same(laid, alt) \
                     or not self._choose(q, alt):
@@ -351,8 +355,7 @@ class CardChoice:
             try:
                 applied, notes = self._apply_giving_way(text)
             except RulesError:
-                self._choose(q, before)
-                q.watched, q.went_with = watched, list(went_with)
+                self._restore(q, saved)
                 continue
             q.event.question = q.describe()
             what = "a joker" if alt == "JK" else alt
@@ -375,7 +378,7 @@ class CardChoice:
         if q is None or evidence is None:
             return None, []
         held = self._held_card, self._held_keys, self.holding
-        before, watched, went_with = q.chosen, q.watched, list(q.went_with)
+        before, saved = q.chosen, self._saved(q)
         for alt, p in q.ranked():
             if p < CONSISTENT or alt == before or not self._choose(q, alt):
                 continue
@@ -386,10 +389,20 @@ class CardChoice:
                     q.event.question = q.describe()
                     what = "a joker" if alt == "JK" else alt
                     return card, [f"the {before} it left was read wrong: {what}; check it"] + why
-            self._choose(q, before)
-            q.watched, q.went_with = watched, list(went_with)
+            self._restore(q, saved)
         self._held_card, self._held_keys, self.holding = held
         return None, []
+
+    @staticmethod
+    def _saved(q: CardQuestion) -> tuple[str, bool, list[str]]:
+        """What `_restore` puts back after q was tried with another answer."""
+        return q.chosen, q.watched, list(q.went_with)
+
+    def _restore(self, q: CardQuestion, saved: tuple[str, bool, list[str]]) -> None:
+        """Question q as it was before it was tried with another answer (`_saved`)."""
+        chosen, watched, went_with = saved
+        self._choose(q, chosen)
+        q.watched, q.went_with = watched, list(went_with)
 
     def _question_on_top(self, cell: str) -> CardQuestion | None:
         """The open card question about the card on top of `cell`, the one the game went on
@@ -538,10 +551,7 @@ class CardChoice:
             # for a jack the joker, whose big "J" over "oker" reads as a jack (s31: the tango
             # joker on b4 was read JC at 100 %, and when black's JC turned up it gave way to
             # a 3C listed at 0 %)
-            confused = [twin_of(card)] if card != "JK" else []
-            if card.startswith("J") and card != "JK":
-                confused.append("JK")
-            order = likely + confused + [alt for alt, _p in ranked]
+            order = likely + _taken_for(card) + [alt for alt, _p in ranked]
             for alt in dict.fromkeys(order + [c for c in q.answers if c not in order]):
                 if alt == card or not self._choose(q, alt):
                     continue
