@@ -157,6 +157,11 @@ class CardChoice:
         listed = dict(raw)
         floor = rest_per_card(raw, lambda c: True)
         keep_here = max((listed.get(c, floor) for c in legal), default=0.0)
+        # the past stands if this place holds any card allowed here, whichever: their whole
+        # share, not the likeliest one's (v5-s239: white's joker, read QS 55 %, QC 41 %, both
+        # refused, turned white's QS read 99.6 % on its pile into a JS, its 0.3 %, weighed
+        # against one unlisted card's 0.04 % rather than all of them, 2 %)
+        keep_all = sum(listed.get(c, floor) for c in legal)
         if keep_here >= CONSISTENT:
             # the reads here still name a card the rules allow: no cause to doubt the past
             # (val-s7: a pile read JC 36 %, JS 25 %, JK 16 % would otherwise have turned a JS
@@ -176,7 +181,7 @@ class CardChoice:
             # there (v5-s227: black's JC under its king on e4 read JS 95 %, QS 5 %, JC 0.2 %;
             # black's QS was on the table, and the real JS read 99.99 % on f2 was refused
             # until the table was re-read: 71 of its 89 moves, 4 spurious)
-            keep = dict(there).get(card, 0.0) * keep_here
+            keep = dict(there).get(card, 0.0) * keep_all
             q, alternative, share = None, None, 0.0
             for alt, p_alt in there:
                 if alt == card:
