@@ -134,6 +134,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         # frames a cell's piece read unsure since (the first GONE_UNSURE of them)
         self._unsure_since_unit: dict[str, list[int]] = {}
         self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
+        self._placing_reads: dict[str, str | None] = {}  # each cell's last clear piece read
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._card_since: dict[str, int] = {}  # frame a card key's belief last changed
         self._unit_since: dict[str, int] = {}  # frame a cell's believed unit was believed there
@@ -267,15 +268,26 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
                     self._gone_since[key[:-5]] = reading.frame_index
                     self._unit_since.pop(key[:-5], None)
                 elif key.endswith(".unit"):
-                    self._first_seen.setdefault(key[:-5], reading.frame_index)
+                    if self.state.phase is not Phase.SETUP:  # (no unit stands before: a
+                        # court's picture read as one, `_setup_cells_seen`)
+                        self._first_seen.setdefault(key[:-5], reading.frame_index)
                     self._unit_since[key[:-5]] = reading.frame_index
                     self._gone_since.pop(key[:-5], None)
                 else:
                     self._card_since[key] = reading.frame_index
                 if self.beliefs[key].value != UNREAD:
                     self.evidence.pop(key, None)  # known now: the guesses are done with
+        placing = self.state.phase is Phase.PLACE
         for name, cell in reading.cells.items():
             if cell.piece is not None:
+                if placing and not reading.occluded:
+                    before = self._placing_reads.get(name, cell.piece.piece)
+                    self._placing_reads[name] = cell.piece.piece
+                    if name not in self._first_seen and before != cell.piece.piece \
+                            and self.beliefs[f"{name}.unit"].value is not None:
+                        # a unit believed there since before the set-up was done (a court's
+                        # picture): the unit placed on it shows as its read changing
+                        self._first_seen[name] = reading.frame_index
                 self._piece_reads[name] = cell.piece
                 if cell.piece.piece not in (None, "empty"):
                     self._kinds_seen[name] = cell.piece.piece

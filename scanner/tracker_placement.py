@@ -140,10 +140,15 @@ class ArmyPlacement:
 
     def _setup_cells_seen(self, side: Side, seen: dict) -> list[str]:
         """The side's free set-up cards with one of its units seen on them, in the order the
-        units appeared."""
+        units appeared. A unit believed on its card since before the set-up cards were all
+        down is no unit placed (a court's picture read as one) until its read changes
+        (`_first_seen`): v9-s383's JH on g1, read as a white knight from the moment it was
+        laid, put the queen later placed there before the bishop placed first on c1, and the
+        placements went out of order."""
         return sorted((c for c in self._free_setup_cells(side)
-                       if str(seen[f"{c}.unit"]).startswith(side.value)),
-                      key=lambda c: (self._first_seen.get(c, 0), c))
+                       if str(seen[f"{c}.unit"]).startswith(side.value)
+                       and c in self._first_seen),
+                      key=lambda c: (self._first_seen[c], c))
 
     def _kinds_read(self, cells: list[str], seen: dict) -> dict[str, dict[str, float]]:
         """Per cell, the classifier's kind probabilities (a reading naming its kind outright
