@@ -48,6 +48,19 @@ def twin_of(code: str) -> str:
     """The card of the same rank and colour in the other suit: the reader's usual confusion."""
     return code[:-1] + TWIN_SUIT[code[-1]]
 
+
+def taken_for(card: str) -> list[str]:
+    """What the readers are known to take for `card`: its twin (same rank and colour), and
+    for a jack the joker, whose big "J" over "oker" reads as a jack."""
+    if card == "JK":
+        return []
+    return [twin_of(card)] + (["JK"] if card.startswith("J") else [])
+
+
+def known_confusion(a: str, b: str) -> bool:
+    """Are two card codes ones the readers are known to take for each other?"""
+    return a in taken_for(b) or b in taken_for(a)
+
 # what the engine is told of a phase the camera can't see, to close the turn in progress: no
 # attack entered, hand kept, pre-turn draw declined, no move
 UNSEEN_CLOSE = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",

@@ -22,7 +22,7 @@ from .observations import (
     rest_per_card,
 )
 from .open_questions import CardQuestion, of_the_colour_read, of_the_rank_read, owner_of
-from .table_events import TableEvent, lays_on, twin_of, with_card
+from .table_events import TableEvent, lays_on, taken_for, twin_of, with_card
 
 
 def _guess_from_the_reads(evidence: CardEvidence, legal: set[str]) -> tuple[str | None, str]:
@@ -36,14 +36,6 @@ def _guess_from_the_reads(evidence: CardEvidence, legal: set[str]) -> tuple[str 
         return code, ("the picture card left when it read courts" if code == "JK"
                       else "of the rank it read")
     return of_the_colour_read(evidence, legal), "a guess of the colour it read"
-
-
-def _taken_for(card: str) -> list[str]:
-    """What the readers are known to take for `card`: its twin (same rank and colour), and
-    for a jack the joker, whose big "J" over "oker" reads as a jack."""
-    if card == "JK":
-        return []
-    return [twin_of(card)] + (["JK"] if card.startswith("J") else [])
 
 
 class CardChoice:
@@ -308,7 +300,7 @@ class CardChoice:
         `_with_questions`."""
         if weak or p_here < LEAN or p_here <= p_there or p_there < CONSISTENT:
             return None, False
-        for alt in dict.fromkeys(_taken_for(taken) + q.answers):
+        for alt in dict.fromkeys(taken_for(taken) + q.answers):
             if alt != taken and self._choose(q, alt):
                 q.event.question = q.describe()
                 return GO_ON, True
@@ -556,7 +548,7 @@ class CardChoice:
             # for a jack the joker, whose big "J" over "oker" reads as a jack (s31: the tango
             # joker on b4 was read JC at 100 %, and when black's JC turned up it gave way to
             # a 3C listed at 0 %)
-            order = likely + _taken_for(card) + [alt for alt, _p in ranked]
+            order = likely + taken_for(card) + [alt for alt, _p in ranked]
             for alt in dict.fromkeys(order + [c for c in q.answers if c not in order]):
                 if alt == card or not self._choose(q, alt):
                     continue

@@ -11,7 +11,7 @@ from engines.royal_battles.units import UNIT_KINDS
 
 from .observations import LEAN, UNREAD, may_be_same
 from .open_questions import CardQuestion, PlacementQuestion, Snapshot
-from .table_events import FILLER_VERBS, TableEvent, lays_on, unseen_step
+from .table_events import FILLER_VERBS, TableEvent, known_confusion, lays_on, unseen_step
 from .tracker_settings import GONE_UNSURE, MOVED_ON_FRAMES, TOGETHER
 
 
@@ -45,7 +45,8 @@ class UnitRemoval:
             # unsure now: bare, the card the unit stood on may read otherwise, and a movement
             # card always carries its unit; val-s58: a JC under the king taken off read JK
             # 55 %, and the game's last removal was never seen)
-            if f"{cell}.card" in diff and diff[f"{cell}.card"][1] != UNREAD:
+            if f"{cell}.card" in diff and diff[f"{cell}.card"][1] != UNREAD \
+                    and not self._bare_misread_under(cell, *diff[f"{cell}.card"]):
                 continue
             if self._covered_own_card(cell, diff):
                 continue
@@ -98,6 +99,20 @@ class UnitRemoval:
             self._taken_off = (event, before, cell, unit.side.value) if flags else None
             return True
         return False
+
+    def _bare_misread_under(self, cell: str, engine: object, read: object) -> bool:
+        """Is the card now read bare where a unit stood one the reader is known to take for
+        the engine's card there (its twin; a jack and the joker), laid by a move whose unit
+        stood on it since? Then the look is that card seen better with the unit gone, not a
+        card laid: a removal is not held back by it (v5-s239: white's JS on g4, read JK under
+        its king, read JS once the king was taken off, held the removal 116 frames, until
+        after five later events)."""
+        if not isinstance(engine, str) or not isinstance(read, str) or read == engine:
+            return False
+        if not known_confusion(read, engine):
+            return False
+        entry = self._last_laid_on(cell)
+        return entry is not None and self.journal[entry].split()[1] == "move"
 
     def _new_card_like_the_asked_one(self, key: str) -> bool:
         """The engine waits for a side's initiative card, and its pile reads sure the card the

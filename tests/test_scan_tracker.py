@@ -3611,6 +3611,41 @@ def test_a_set_up_card_read_as_a_unit_before_placing_does_not_put_its_unit_first
     assert got == [a for a in acts if a.split()[:2] == ["white", "place"]], tracker.holding
 
 
+@pytest.mark.parametrize("seed, move, removal", [
+    (14, "white move f2-f3 JC", "white king removed f3"),
+    (22, "black move d3-e3 JC", "black pawn removed e3"),
+    (36, "white move e2-e3 JD", "white knight removed e3"),
+    (69, "black move g4-g3 JC", "black pawn removed g3")])
+def test_a_unit_taken_off_a_jack_read_as_the_joker_under_it_is_removed_in_its_turn(
+        seed, move, removal):
+    """The jack a unit moved onto is read sure as the joker while the unit stands on it,
+    and as itself once the unit is taken off. A jack can be laid over a joker, but no unit
+    came to lay it: the bare read is the card seen better, and the removal is logged in its
+    turn (v5-s239: white's JS on g4, read JK under its king and JS once the king was taken
+    off, held the removal 116 frames, until after five later events)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    cell, laid = move.split()[2].split("-")[1], move.split()[3]
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid \
+                and c.piece is not None and c.piece.occupied:
+            c.card = CardReading(card="JK", confidence=0.99, candidates=[("JK", 0.99),
+                                                                        (laid, 0.01)])
+
+    tracker = _track(steps, seed, edit)
+    want = truth_events(steps)
+    want = [t for t in want[:want.index(removal) + 1] if t != move]
+    got = [e.text for e in tracker.events]
+    at = next(i for i, t in enumerate(got) if t.split()[:3] == move.split()[:3])
+    # the move's card as read under the unit; every other event up to the removal in its
+    # place (a joker taken for the jack may change what the rules allow later)
+    assert got[at] in (move, with_card(move, "JK"))
+    assert (got[:at] + got[at + 1:])[:len(want)] == want, tracker.holding
+
+
 def test_units_that_moved_on_still_teach_the_set_while_others_are_in_question():
     """White's knight and pawn read as each other throughout: the placement stays a question
     and those two are left out of what the piece classifier may learn from; white's king,
