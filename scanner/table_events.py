@@ -61,6 +61,7 @@ def known_confusion(a: str, b: str) -> bool:
     """Are two card codes ones the readers are known to take for each other?"""
     return a in taken_for(b) or b in taken_for(a)
 
+
 # what the engine is told of a phase the camera can't see, to close the turn in progress: no
 # attack entered, hand kept, pre-turn draw declined, no move
 UNSEEN_CLOSE = {Phase.ATTACK: "no-attack", Phase.POST_TURN: "keep",

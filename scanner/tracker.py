@@ -133,7 +133,9 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         self._unit_read_at: dict[str, int] = {}  # the last frame a cell's piece read a unit
         # frames a cell's piece read unsure since (the first GONE_UNSURE of them)
         self._unsure_since_unit: dict[str, list[int]] = {}
-        self._first_seen: dict[str, int] = {}  # frame a unit was first believed on a cell
+        # frame a unit was first believed on a cell (one believed before the set-up was done:
+        # the frame its read first changed while units are placed)
+        self._first_seen: dict[str, int] = {}
         self._placing_reads: dict[str, str | None] = {}  # each cell's last clear piece read
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._card_since: dict[str, int] = {}  # frame a card key's belief last changed

@@ -3646,6 +3646,27 @@ def test_a_unit_taken_off_a_jack_read_as_the_joker_under_it_is_removed_in_its_tu
     assert (got[:at] + got[at + 1:])[:len(want)] == want, tracker.holding
 
 
+@pytest.mark.parametrize("seed", [1, 2, 4, 5])
+def test_a_unit_put_down_before_the_set_up_is_done_is_placed_in_its_turn(seed):
+    """White's last unit stands on its set-up card, read sure, from the moment that card is
+    laid, before black's set-up cards are down (a player who puts a unit down early). It
+    is no unit placed until its turn shows it (its read changing) or the initiative cards
+    show every unit placed: the placements are logged in the engine's turns and the game
+    after them in order (before, its unit went first among white's placements)."""
+    steps = record_game(seed)
+    last = [a for a, _pos in steps if a.split()[:2] == ["white", "place"]][-1]
+    cell, kind = last.split()[3], last.split()[2]
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.piece is not None \
+                and not c.piece.occupied:
+            c.piece = PieceReading(f"white-{kind}", 0.99, kinds=[(kind, 0.99)])
+
+    tracker = _track(steps, seed, edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
 def test_units_that_moved_on_still_teach_the_set_while_others_are_in_question():
     """White's knight and pawn read as each other throughout: the placement stays a question
     and those two are left out of what the piece classifier may learn from; white's king,
