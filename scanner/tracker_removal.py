@@ -102,14 +102,13 @@ class UnitRemoval:
 
     def _bare_misread_under(self, cell: str, engine: object, read: object) -> bool:
         """Is the card now read bare where a unit stood one the reader is known to take for
-        the engine's card there (its twin; a jack and the joker), laid by a move whose unit
-        stood on it since? Then the look is that card seen better with the unit gone, not a
-        card laid: a removal is not held back by it (v5-s239: white's JS on g4, read JK under
-        its king, read JS once the king was taken off, held the removal 116 frames, until
-        after five later events)."""
-        if not isinstance(engine, str) or not isinstance(read, str) or read == engine:
-            return False
-        if not known_confusion(read, engine):
+        the engine's card there (its twin; a jack and the joker), and was that card laid by a
+        move (so read with a unit on it)? Then the look is that card seen better with the unit
+        gone, not a card laid: a removal is not held back by it (v5-s239: white's JS on g4,
+        read JK under its king, read JS once the king was taken off, held the removal 116
+        frames, until after five later events)."""
+        if not isinstance(engine, str) or not isinstance(read, str) \
+                or not known_confusion(read, engine):  # (never a card with itself)
             return False
         entry = self._last_laid_on(cell)
         return entry is not None and self.journal[entry].split()[1] == "move"
