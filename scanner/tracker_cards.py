@@ -54,7 +54,10 @@ class CardChoice:
         ranked = evidence.ranked(legal.__contains__) if evidence else []
         # the rules rule out cards already seen; a card the game went on with in an open
         # question may not be there after all, so it is not ruled out when judging certainty
-        open_cards = {q.chosen: q for q in self.questions if isinstance(q, CardQuestion)}
+        # (of this deck only: a card the other player's deck went on with is no rival here,
+        # and keyed by card, one of its questions would stand in for this deck's)
+        open_cards = {q.chosen: q for q in self.questions if isinstance(q, CardQuestion)
+                      and (side is None or owner_of(q) == side)}
         if open_cards and evidence is not None:
             # (also where the reads name no card allowed here: only a question's card)
             joint, rewritten = self._with_questions(evidence, legal, open_cards)
@@ -539,8 +542,10 @@ class CardChoice:
         allowed there stands in, still asked (s64: black's 2C read as the joker at 76 % and
         nothing else refused black's last joker, and the game's last rounds with it). Returns
         the note for the players, or None (nothing changed)."""
+        side = text.split()[0]
         for q in self.questions:
-            if not isinstance(q, CardQuestion) or q.chosen != card:
+            # (only this deck's: the other player's card of that name is no obstacle here)
+            if not isinstance(q, CardQuestion) or q.chosen != card or owner_of(q) != side:
                 continue
             ranked = q.ranked()
             likely = [alt for alt, p in ranked if p >= CONSISTENT]

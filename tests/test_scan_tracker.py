@@ -1043,6 +1043,78 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+def _other_sides_move_of_colour(steps, i, j, colour_red):
+    """A move of the other side than step i's, between steps i and j, with a card (not a
+    joker) of the given colour: (step, cell, card)."""
+    side = steps[i][0].split()[0]
+    for k, (action, _pos) in enumerate(steps[i + 1:j], i + 1):
+        w = action.split()
+        if w[1] == "move" and w[0] != side and w[3] != "JK" and (w[3][-1] in "HD") == colour_red:
+            return k, w[2].split("-")[1], w[3]
+    raise AssertionError("no such move")
+
+
+@pytest.mark.parametrize("seed", [2, 8, 12, 18])
+def test_a_card_laid_later_is_weighed_with_its_own_decks_question_not_the_other_players(seed):
+    """As above, and the other player's first movement card of that colour, B, is read
+    likelier as W too: their game goes on with W from their own deck, asked. When W is laid
+    by the first side, the question it is weighed with is that side's own (W cannot lie twice
+    in one deck; the other deck's W is no rival): it takes T, and W stands as read. Keyed by
+    card alone, the other player's question stood in for it (val-s7: black's initiative
+    question on JC answered white's JC laid on b2, refused there, which went on with a card
+    nobody read)."""
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    j, later_cell, later = _later_same_colour_move(steps, i)
+    k, other_cell, other_code = _other_sides_move_of_colour(steps, i, j, later[-1] in "HD")
+    reads = {cell: (code, [(later, 0.6), (code, 0.4)]),
+             other_cell: (other_code, [(later, 0.6), (other_code, 0.4)]),
+             later_cell: (later, [(later, 0.75), (code, 0.25)])}
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
+        for name, (truth, candidates) in reads.items():
+            _blur_card(frame, name, truth, candidates, 0.4)
+        tracker.update(frame)
+    events = tracker.events
+    want = truth_events(steps[:j + 1])
+    assert len(events) == len(want), tracker.holding
+    for e, t in zip(events, want, strict=True):
+        if t == steps[k][0] and e.text != t:  # the other player's card, asked as W
+            assert e.text == with_card(t, later) and e.question
+        else:
+            assert e.text == t
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
+
+@pytest.mark.parametrize("seed", [2, 4, 5, 9])
+def test_a_card_read_sure_moves_only_its_own_decks_question(seed):
+    """The first movement card T is read likelier as W, a card of the other player's deck
+    that they lay later (read sure); the other player's earlier card of that colour is read
+    likelier as W too. When their W is read sure, their own question gives way (it can't
+    hold W twice); the first player's question, of the other deck, is not touched: tried
+    and put back, it kept a made-up past ("the game went on with" a card it never did)."""
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    side, red = steps[i][0].split()[0], code[-1] in "HD"
+    (k, k_cell, k_code), (j, _j_cell, w) = [
+        (n, a.split()[2].split("-")[1], a.split()[3]) for n, (a, _p) in enumerate(steps)
+        if n > i and a.split()[1] == "move" and a.split()[0] != side
+        and a.split()[3] != "JK" and (a.split()[3][-1] in "HD") == red][:2]
+    reads = {cell: (code, [(w, 0.6), (code, 0.4)]), k_cell: (k_code, [(w, 0.6), (k_code, 0.4)])}
+    tracker = GameTracker({Side(s): v for s, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
+        for name, (truth, candidates) in reads.items():
+            _blur_card(frame, name, truth, candidates, 0.4)
+        tracker.update(frame)
+    first = with_card(steps[i][0], w)
+    assert [e.text for e in tracker.events] == [
+        first if t == steps[i][0] else t for t in truth_events(steps[:j + 1])], tracker.holding
+    asked = {q.event.text: q for q in tracker.questions if hasattr(q, "event")}
+    mine, theirs = asked[first], asked[steps[k][0]]
+    assert mine.went_with == [] and theirs.went_with == [w]
+
 def test_looks_at_different_pixels_add_up_reads_of_one_look_do_not():
     from scanner.observations import CardEvidence
 
