@@ -177,7 +177,7 @@ class CardChoice:
             # black's QS was on the table, and the real JS read 99.99 % on f2 was refused
             # until the table was re-read: 71 of its 89 moves, 4 spurious)
             keep = dict(there).get(card, 0.0) * keep_all
-            q, alternative, share = None, None, 0.0
+            q, alternative, share, freed = None, None, 0.0, None
             for alt, p_alt in there:
                 if alt == card:
                     continue
@@ -191,10 +191,19 @@ class CardChoice:
                 if self._choose(q, alt):
                     alternative = (alt, p_alt)
                     break
+                freed = self._holder_gives_way(alt, side, p_alt * p_here, keep)
+                if freed is not None and self._choose(q, alt):
+                    alternative = (alt, p_alt)
+                    break
+                if freed is not None:
+                    self._restore(*freed)
+                    freed = None
             if alternative is None:
                 continue
             if not allowed(card):  # no help here after all: as it was
                 self._choose(q, card)
+                if freed is not None:
+                    self._restore(*freed)
                 continue
             del self._laid_looks[id(event)]
             why = f"read as {card}, but {card} turned up again later ({share:.0%} that the " \
@@ -206,6 +215,32 @@ class CardChoice:
                 self.questions.append(q)
             return True
         return False
+
+    def _holder_gives_way(self, card: str, side: str, swap: float, keep: float):
+        """`_earlier_gives_way`'s next best card for the earlier place is `card`, which an
+        open question of `side`'s deck went on with: where that question's own reads weigh
+        another answer enough that the three-way swap still beats the past as it stands, it
+        goes on with that answer, still asked (v5-s227: white's QH on its pile, read JH, had
+        to give way to the real JH, but its QH was held by the question on b1, read QH 47 %,
+        QD 47 %; the game stalled and re-read the table). Returns (question, what
+        `_restore` needs) where it gave way, else None."""
+        held = next((r for r in self.questions if isinstance(r, CardQuestion)
+                     and not r.watched and r.chosen == card and owner_of(r) == side), None)
+        if held is None:
+            return None
+        ranked = dict(held.ranked())
+        p_card = ranked.get(card, 0.0)
+        saved = self._saved(held)
+        for other, p_other in sorted(ranked.items(), key=lambda cp: -cp[1]):
+            if other == card or p_other < CONSISTENT:
+                continue
+            chain = swap * p_other / max(p_card + p_other, 1e-12)
+            if chain <= keep:  # (and less for every answer after it)
+                return None
+            if self._choose(held, other):
+                held.event.question = held.describe()
+                return held, saved
+        return None
 
     def _believe(self, key: str, code: str, misread: set[str] | None = None) -> None:
         """Believe `code` at `key` where the reads said otherwise: the look standing there now

@@ -1639,6 +1639,40 @@ def test_a_card_read_sure_gives_way_when_its_deck_turns_it_up_again(seed):
     assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
 
 
+@pytest.mark.parametrize("seed", [1, 3, 4, 5])
+def test_an_earlier_sure_read_gives_way_to_a_card_an_even_question_holds(seed):
+    """As above (white's Y read sure as X, its reads leaning Y; white's real X on its pile
+    later), and in between white lays Z, of Y's colour, read as Y 52 %, Z 48 %: the game goes
+    on with Y there, asked. When X turns up, the earlier move's next best card Y is held by
+    that question, whose own reads weigh Z nearly as much: it goes on with Z, still asked, and
+    the earlier move takes Y (v5-s227: white's QH on its pile, read JH, had to give way to
+    the real JH, but its QH was held by the question on b1, read QH 47 %, QD 47 %; the game
+    stalled there and re-read the table)."""
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    acts = [a for a, _pos in steps]
+    i, cell, laid, x = _turned_up_again(acts)
+    pile = acts.index(f"white initiative {x}")
+    m, z_cell, z = next((n, w[2].split("-")[1], w[3]) for n, w in _white_moves(acts)
+                        if i < n < pile and w[3] not in (laid, x)
+                        and (w[3][-1] in "HD") == (laid[-1] in "HD"))
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if c is not None and c.card is not None and c.card.card == laid:
+            c.card = CardReading(card=x, confidence=0.999, candidates=[(laid, 0.7), (x, 0.3)])
+        _blur_card(frame, z_cell, z, [(laid, 0.52), (z, 0.48)], 0.52)
+        _blur_initiative(frame, "white", x, [(x, 0.97)])
+
+    tracker = _track(steps, seed, edit)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+    asked = next(e for e in tracker.events if e.text == acts[m])
+    assert asked.question is not None and laid in asked.question
+    event = next(e for e in tracker.events if e.text == acts[i])
+    assert any(f"read as {x}, but {x} turned up again later" in f for f in event.flags)
+    assert to_json(replay_journal(tracker.log_json())) == to_json(tracker.state)
+
 def _turned_up_again(acts: list[str]) -> tuple[int, str, str, str]:
     """A white move laying Y on a cell, and X: a later white initiative card of Y's colour
     never laid on the board (a pile only). (the move's index, cell, Y, X)"""
