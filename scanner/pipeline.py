@@ -151,6 +151,11 @@ class TableScanner:
             f"{', '.join(cut)} {'lies' if len(cut) == 1 else 'lie'} partly out of the frame: "
             "read as unsure (turn or raise the camera until the whole board is in view)"
             if cut else "")
+        # initiative zones where a card was read sure: a pile is never taken away (drawn
+        # again, the old cards stay under the new), so a rectangle found there later is a
+        # card even where the presence check doubts it (v7-s307: black's orell 2C beside its
+        # deck passed it at 0.73 against 0.77 and went unread for 60 frames, its round lost)
+        self.piles_laid: set[str] = set()
         self.blown_out: set[str] = set()  # zones, as last looked at, too glare-white to read
         self.glared: set[str] = set()  # cells, as last read, left unsure for that
         # those quads' rectification maps for the reader, kept for the most recent ones
@@ -302,7 +307,8 @@ class TableScanner:
             # reads those 3-4 non-cards a frame, twice over, session 14)
             keys = list(found)
             real = self.presence.is_card(image, [found[k] for k in keys], keep_maps=True)
-            found = {k: found[k] for k, ok in zip(keys, real, strict=True) if ok}
+            found = {k: found[k] for k, ok in zip(keys, real, strict=True)
+                     if ok or k in self.piles_laid}
             t1b = time.perf_counter()
             reading.timings_ms["presence"] = (t1b - t1) * 1000
             t1 = t1b
@@ -343,6 +349,8 @@ class TableScanner:
             r = by_key.get("init/" + side)
             if r is not None:
                 reading.initiative[side] = r
+                if r.card is not None:
+                    self.piles_laid.add("init/" + side)
         t2 = time.perf_counter()
         reading.timings_ms["cards"] = (t2 - t1) * 1000
         if self.pieces is not None:
