@@ -1021,6 +1021,17 @@ def _later_same_colour_move(steps, i):
     raise AssertionError("no such move")
 
 
+def _track_blurred(steps, seed, reads):
+    """A tracker fed a game's frames, each card of `reads` (cell -> (its card, candidates))
+    read unsure with those candidates wherever it shows."""
+    tracker = GameTracker({Side(s): v for s, v in steps[0][1]["armies"].items()})
+    for frame in frames_of(steps, _empty(steps), seed=seed):
+        for name, (truth, candidates) in reads.items():
+            _blur_card(frame, name, truth, candidates, 0.4)
+        tracker.update(frame)
+    return tracker
+
+
 @pytest.mark.parametrize("seed", [1, 4, 12])
 def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     """The first movement card T is read likelier as W, a card its side lays later; the game
@@ -1030,13 +1041,9 @@ def test_a_card_taken_for_one_laid_later_is_weighed_with_that_place(seed):
     steps = record_game(seed)
     i, cell, code = _first_move(steps)
     j, later_cell, later = _later_same_colour_move(steps, i)
-    reads = {cell: (code, [(later, 0.6), (code, 0.4)]),
-             later_cell: (later, [(later, 0.75), (code, 0.25)])}
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
-        for name, (truth, candidates) in reads.items():
-            _blur_card(frame, name, truth, candidates, 0.4)
-        tracker.update(frame)
+    tracker = _track_blurred(steps[:j + 1], seed, {
+        cell: (code, [(later, 0.6), (code, 0.4)]),
+        later_cell: (later, [(later, 0.75), (code, 0.25)])})
     assert [e.text for e in tracker.events] == truth_events(steps[:j + 1]), tracker.holding
     first = next(e for e in tracker.events if e.kind == "move")
     assert first.question and later in first.question  # still asked: 0.4 x 0.75 is no proof
@@ -1060,22 +1067,18 @@ def test_a_card_laid_later_is_weighed_with_its_own_decks_question_not_the_other_
     likelier as W too: their game goes on with W from their own deck, asked. When W is laid
     by the first side, the question it is weighed with is that side's own (W cannot lie twice
     in one deck; the other deck's W is no rival): it takes T, and W stands as read. Keyed by
-    card alone, the other player's question stood in for it (val-s7: black's initiative
-    question on JC answered white's JC laid on b2, refused there, which went on with a card
-    nobody read)."""
+    card alone, the other player's question stood in for it (val-s7: white's JC laid on b2,
+    read 83 %, was weighed against black's pile question on JC instead of white's own pile
+    question holding it, read 33 %, and the game went on with a card nobody read there)."""
 
     steps = record_game(seed)
     i, cell, code = _first_move(steps)
     j, later_cell, later = _later_same_colour_move(steps, i)
     k, other_cell, other_code = _other_sides_move_of_colour(steps, i, j, later[-1] in "HD")
-    reads = {cell: (code, [(later, 0.6), (code, 0.4)]),
-             other_cell: (other_code, [(later, 0.6), (other_code, 0.4)]),
-             later_cell: (later, [(later, 0.75), (code, 0.25)])}
-    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
-        for name, (truth, candidates) in reads.items():
-            _blur_card(frame, name, truth, candidates, 0.4)
-        tracker.update(frame)
+    tracker = _track_blurred(steps[:j + 1], seed, {
+        cell: (code, [(later, 0.6), (code, 0.4)]),
+        other_cell: (other_code, [(later, 0.6), (other_code, 0.4)]),
+        later_cell: (later, [(later, 0.75), (code, 0.25)])})
     events = tracker.events
     want = truth_events(steps[:j + 1])
     assert len(events) == len(want), tracker.holding
@@ -1102,12 +1105,8 @@ def test_a_card_read_sure_moves_only_its_own_decks_question(seed):
         (n, a.split()[2].split("-")[1], a.split()[3]) for n, (a, _p) in enumerate(steps)
         if n > i and a.split()[1] == "move" and a.split()[0] != side
         and a.split()[3] != "JK" and (a.split()[3][-1] in "HD") == red][:2]
-    reads = {cell: (code, [(w, 0.6), (code, 0.4)]), k_cell: (k_code, [(w, 0.6), (k_code, 0.4)])}
-    tracker = GameTracker({Side(s): v for s, v in steps[0][1]["armies"].items()})
-    for frame in frames_of(steps[:j + 1], _empty(steps), seed=seed):
-        for name, (truth, candidates) in reads.items():
-            _blur_card(frame, name, truth, candidates, 0.4)
-        tracker.update(frame)
+    tracker = _track_blurred(steps[:j + 1], seed, {
+        cell: (code, [(w, 0.6), (code, 0.4)]), k_cell: (k_code, [(w, 0.6), (k_code, 0.4)])})
     first = with_card(steps[i][0], w)
     assert [e.text for e in tracker.events] == [
         first if t == steps[i][0] else t for t in truth_events(steps[:j + 1])], tracker.holding
