@@ -305,10 +305,11 @@ class TableScanner:
             # a white square of a checked cloth, or a neighbour's card edge, has a card's rim
             # (asking only the quads the reader could not read costs more: the reader then
             # reads those 3-4 non-cards a frame, twice over, session 14)
-            keys = list(found)
+            # (a pile read before holds a card whatever the check says: not asked)
+            keys = [k for k in found if k not in self.piles_laid]
             real = self.presence.is_card(image, [found[k] for k in keys], keep_maps=True)
-            found = {k: found[k] for k, ok in zip(keys, real, strict=True)
-                     if ok or k in self.piles_laid}
+            doubted = {k for k, ok in zip(keys, real, strict=True) if not ok}
+            found = {k: q for k, q in found.items() if k not in doubted}
             t1b = time.perf_counter()
             reading.timings_ms["presence"] = (t1b - t1) * 1000
             t1 = t1b

@@ -224,8 +224,8 @@ class CardChoice:
         to give way to the real JH, but its QH was held by the question on b1, read QH 47 %,
         QD 47 %; the game stalled and re-read the table). Returns (question, what
         `_restore` needs) where it gave way, else None."""
-        held = next((r for r in self.questions if isinstance(r, CardQuestion)
-                     and not r.watched and r.chosen == card and owner_of(r) == side), None)
+        held = next((r for r in self._questions_by_deck().get(side, [])
+                     if not r.watched and r.chosen == card), None)
         if held is None:
             return None
         ranked = dict(held.ranked())
@@ -577,10 +577,9 @@ class CardChoice:
         allowed there stands in, still asked (s64: black's 2C read as the joker at 76 % and
         nothing else refused black's last joker, and the game's last rounds with it). Returns
         the note for the players, or None (nothing changed)."""
-        side = text.split()[0]
-        for q in self.questions:
-            # (only this deck's: the other player's card of that name is no obstacle here)
-            if not isinstance(q, CardQuestion) or q.chosen != card or owner_of(q) != side:
+        # (only this deck's: the other player's card of that name is no obstacle here)
+        for q in self._questions_by_deck().get(text.split()[0], []):
+            if q.chosen != card:
                 continue
             ranked = q.ranked()
             likely = [alt for alt, p in ranked if p >= CONSISTENT]
