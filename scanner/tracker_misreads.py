@@ -33,6 +33,10 @@ from .table_events import TableEvent, assume_unseen_draw, twin_of, unseen_step
 # (v10-s410's AS read under white's rook gave its AC 3.4 %)
 TWIN_WEIGHT = 0.01
 
+# a re-read of unchanged pixels gives its candidates again within this (v7-s307: black's JC
+# pile, read KH 95 % and taken as JC by the rules, re-read KH 95 % 50 frames later)
+SAME_LOOK = 0.05
+
 
 def _leans_to_the_other_colour(read, believed: str) -> bool:
     """Does an unsure read lean (LEAN) to a card of the other colour than the believed one?
@@ -47,6 +51,19 @@ def _leans_to_the_other_colour(read, believed: str) -> bool:
     colours = card_colour(top), card_colour(believed)
     # (a joker has no colour, and the readers take jokers for courts: no news either way)
     return p >= LEAN and None not in colours and colours[0] != colours[1]
+
+
+def _the_same_look(read, earlier) -> bool:
+    """Is `read` the look `earlier` again: the very reading (an incremental scanner repeats
+    an unchanged one), or a routine re-read of unchanged pixels naming the same candidates
+    within SAME_LOOK of each other?"""
+    if read is earlier:
+        return True
+    if read is None or earlier is None or not read.candidates or not earlier.candidates:
+        return False
+    now, then = read.candidates[:2], earlier.candidates[:2]
+    return [c for c, _ in now] == [c for c, _ in then] and all(
+        abs(p - q) <= SAME_LOOK for (_, p), (_, q) in zip(now, then, strict=True))
 
 
 def _another_court_of_its_suit(read: object, believed: object) -> bool:
@@ -76,7 +93,7 @@ class MisreadWatch:
                 self._changes[key] = self._changes.get(key, 0) + 1
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
                     and self._agreed_at.get(key) == self._changes.get(key, 0) \
-                    and (cards_now[key] is self._taken_against.get(key)
+                    and (_the_same_look(cards_now[key], self._taken_against.get(key))
                          or not _leans_to_the_other_colour(cards_now[key], believed[key])):
                 # (the very read the rules took the card against, repeated by an incremental
                 # scanner, says nothing new: v6-s257, a JC on a3 read JH 57 %, JC 32 % under

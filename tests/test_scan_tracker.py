@@ -4121,9 +4121,11 @@ def test_a_pile_question_naming_no_other_card_gives_way_to_a_surer_read_of_its_c
 def test_the_read_a_card_was_taken_against_is_no_news_while_it_stands():
     """A card the rules took against the lean of the read standing there (v6-s257: a JC on a3
     read JH 57 %, JC 32 % under its pawn, taken as JC) stays believed while the incremental
-    scanner repeats that very read, though it leans to the other colour; another read leaning
-    so, where the place's pixels were not seen to change, is news (v10-s399's card laid in
-    place, `_in_place_moves_read_unsure`)."""
+    scanner repeats that very read, or a routine re-read of the unchanged pixels names the
+    same candidates again (v7-s307: black's JC pile, read KH 95 %, re-read so 50 frames later
+    and taken for black's next initiative card), though it leans to the other colour; another
+    read leaning so, where the place's pixels were not seen to change, is news (v10-s399's card
+    laid in place, `_in_place_moves_read_unsure`)."""
     from scanner.detections import CardReading, TableReading
     from scanner.observations import UNREAD
 
@@ -4147,7 +4149,12 @@ def test_the_read_a_card_was_taken_against_is_no_news_while_it_stands():
         return values[key]
 
     assert seen(look) == code
-    assert seen(CardReading(card=None, confidence=0.57, candidates=look.candidates)) == UNREAD
+    assert seen(CardReading(card=None, confidence=0.55, candidates=[
+        (other, 0.55), (code, 0.35), (twin_of(code), 0.07)])) == code  # the same look again
+    assert seen(CardReading(card=None, confidence=0.88, candidates=[
+        (other, 0.88), (code, 0.05)])) == UNREAD  # leaning further: news
+    assert seen(CardReading(card=None, confidence=0.57, candidates=[
+        (twin_of(other), 0.57), (code, 0.32)])) == UNREAD  # naming another card: news
 
 
 def _second_joker_only_a_joker_explains(seed: int):
@@ -4238,3 +4245,4 @@ def test_a_pile_reread_as_another_court_of_its_suit_on_the_same_pixels_is_no_new
     # same pixels and taken for black's next initiative card; the rounds went out of step
     steps, drawn, tracker = _pile_reread_as_another_court_run(seed)
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
