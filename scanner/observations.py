@@ -250,11 +250,19 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
         card: object = NO_READING
         unit: object = NO_READING
         if cell is not None:
-            if cell.empty is True:
+            # a unit stands only on a card: one read FIRM on a place read bare says its card
+            # was missed (v7-s307: a paper token on an orell JD, no card found under it for
+            # 26 settled frames while the knight was read at 1.0; its move was never logged)
+            on_missed_card = cell.empty is True and cell.piece is not None \
+                and cell.piece.piece not in (None, "empty") and cell.piece.confidence >= FIRM
+            if on_missed_card:
+                # a card is there: the one believed, else one the rules must name
+                card = believed.get(f"{name}.card") or UNREAD
+            elif cell.empty is True:
                 card, unit = None, None
             elif cell.empty is False:
                 card = card_value(cell.card, believed.get(f"{name}.card"))
-            piece = cell.piece if cell.empty is False else None
+            piece = cell.piece if cell.empty is False or on_missed_card else None
             if piece is not None and piece.piece is not None:
                 unit = None if piece.piece == "empty" else piece.piece
                 if sides_only and unit is not None:

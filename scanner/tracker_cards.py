@@ -95,6 +95,14 @@ class CardChoice:
                 self._take_card(key, place, code, legal, evidence, watched=False)
                 return code, [f"no card the reader named is allowed on {place}: going on with "
                               f"{code}, {why}; check it"] + notes
+        if evidence is None and key == self._go_on_with and legal:
+            # no card was ever read there, only a unit standing on it (`reading_values`: the
+            # finder missed the card): the table has moved on, so the game goes on with an
+            # allowed card, a guess the players are asked to correct, rather than stall
+            code = next(c for c in CARDS if c in legal)
+            self._take_card(key, place, code, legal, CardEvidence(), watched=False)
+            return code, [f"the card on {place} was never found under its unit: going on "
+                          f"with {code}, a guess; check it"]
         self._held_card = key
         self._held_keys = set(self._diff())
         guesses = ", ".join(f"{c} {p:.0%}" for c, p in sorted(ranked, key=lambda r: -r[1])[:3]) \
