@@ -137,6 +137,9 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         # the frame its read first changed while units are placed)
         self._first_seen: dict[str, int] = {}
         self._placing_reads: dict[str, str | None] = {}  # each cell's last clear piece read
+        # while units are placed: the first settled frame each cell's pixels changed (a unit
+        # set down changes them, read or not)
+        self._placing_changed: dict[str, int] = {}
         self._gone_since: dict[str, int] = {}  # frame a cell was last believed to go empty
         self._card_since: dict[str, int] = {}  # frame a card key's belief last changed
         self._unit_since: dict[str, int] = {}  # frame a cell's believed unit was believed there
@@ -214,7 +217,10 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
             return []
         self.settled_frames += 1
         believed = self.believed()
-        values = reading_values(reading, believed, self._sides_only, self._placing())
+        places = self._placing()
+        values = reading_values(reading, believed, self._sides_only, places)
+        if places and reading.changed is not None:
+            self._set_down_unread(reading, values, places)
         cards_now = card_readings(reading)
         if reading.changed is not None:
             self._news_on_awaited_piles(reading, values, believed)

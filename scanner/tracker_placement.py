@@ -11,7 +11,7 @@ from engines.royal_battles import CELL_NAMES, GameState, Phase, Side
 from engines.royal_battles.board import parse_cell
 
 from .detections import TableReading
-from .observations import ACCEPT, UNKNOWN_KIND, normalised
+from .observations import ACCEPT, NO_READING, UNKNOWN_KIND, normalised, surely_empty
 from .open_questions import PlacementQuestion
 from .piece_height import stature_log_odds
 
@@ -82,8 +82,15 @@ class ArmyPlacement:
                 # initiative cards lie: every unit was placed, on the side's free set-up cards,
                 # whether the camera saw it there or not (val-s35 with session 19's piece
                 # reader: a paper token never seen on its card held the game at set-up)
-                unseen = [c for c in self._free_setup_cells(side) if c not in cells]
-                cells += unseen[:len(need) - len(cells)]
+                # each in its turn as its pixels changed (v9-s383: black's pawn on c5, read
+                # bare throughout, went out last though set down before its rook and king;
+                # the four placements after it were logged out of order)
+                never = float("inf")
+                unseen = sorted((c for c in self._free_setup_cells(side) if c not in cells),
+                                key=lambda c: self._placing_changed.get(c, never))
+                cells = sorted(cells + unseen[:len(need) - len(cells)],
+                               key=lambda c: self._first_seen.get(
+                                   c, self._placing_changed.get(c, never)))
                 seen = {**seen, **{f"{c}.unit": f"{side.value}-{UNKNOWN_KIND}" for c in unseen}}
                 self._misread_empty.update(unseen)
             cells = cells[:len(need)]
@@ -122,6 +129,22 @@ class ArmyPlacement:
         for side in plans:
             self._watch_placement(side)
         return True
+
+    def _set_down_unread(self, reading, values: dict, places: dict[str, str]) -> None:
+        """While units are placed: note the first settled frame each free set-up card's
+        pixels changed, and take a unit the classifier could not say was there or not on a
+        card whose pixels changed so for the placing side's unit, its kind for the army to
+        decide (v7-s307: white's paper queen on g1, read neither bare nor occupied from the
+        frame it was set down, was placed only when the initiative cards lay; white's next two
+        units and black's between them went out of order)."""
+        for name in reading.changed & places.keys():
+            self._placing_changed.setdefault(name, reading.frame_index)
+        for name, side in places.items():
+            cell = reading.cells.get(name)
+            piece = cell.piece if cell is not None and cell.empty is False else None
+            if name in self._placing_changed and values.get(f"{name}.unit") is NO_READING \
+                    and piece is not None and piece.piece is None and piece.occupied is None:
+                values[f"{name}.unit"] = f"{side}-{UNKNOWN_KIND}"
 
     def _placing(self) -> dict[str, str]:
         """While units are placed: each free set-up card and the side that places there (a
@@ -177,6 +200,11 @@ class ArmyPlacement:
         cells = self._setup_cells_seen(side, seen)
         if not cells or len(cells) >= len(need):
             return False  # nothing to place, or all there: decided together
+        first = self._first_seen[cells[0]]
+        if any(self._placing_changed.get(c, first) < first
+               and not surely_empty(self._piece_reads.get(c))
+               for c in self._free_setup_cells(side) if c not in cells):
+            return False  # a unit read bare may have been set down before it (v9-s383)
         table = self._kinds_read(cells, seen)
         options = sorted(set(itertools.permutations(need, len(cells))))
         scores = _assignment_scores(cells, table, options, self._heights_read(cells))
@@ -200,6 +228,8 @@ class ArmyPlacement:
             f"{'could not be read' if read == UNKNOWN_KIND else 'read as a ' + read}; the "
             f"army makes it a {kind}: check it"]
         self._event(f"{side.value} place {kind} {cell}", "place", frame, flags)
+        if read == UNKNOWN_KIND:  # a unit the classifier barely sees: a bare read is no news
+            self._misread_empty.add(cell)
         self._placements.setdefault(side, []).append(
             (cell, self.events[-1], len(self.journal) - 1, kinds))
         self.beliefs[f"{cell}.unit"].value = f"{side.value}-{kind}"

@@ -4205,6 +4205,21 @@ def test_a_question_holding_the_last_joker_gives_way_to_a_move_only_a_joker_expl
     assert not any(t.startswith("table re-read") for t in texts)
 
 
+def _as_incremental(frames):
+    """The frames as the incremental scanner reports them: `changed` names the zones whose
+    card or unit differs from the last settled frame (everything, under hands)."""
+    last: dict = {}
+    for frame in frames:
+        now = {name: (c.card.card if c.card else None, c.piece.piece if c.piece else None)
+               for name, c in frame.cells.items()}
+        now.update({f"init/{side}": p.card if p else None
+                    for side, p in frame.initiative.items()})
+        frame.changed = set(now) if frame.occluded else {z for z in now if now[z] != last.get(z)}
+        if not frame.occluded:
+            last = now
+        yield frame
+
+
 def _pile_reread_as_another_court_run(seed: int):
     """A recorded game fed as the incremental scanner reports it (`changed`: the zones whose
     card or unit changed; everything, under hands), where white's first court initiative card
@@ -4218,16 +4233,8 @@ def _pile_reread_as_another_court_run(seed: int):
     x = drawn.split()[-1]
     other = next(r + x[-1] for r in ("J", "Q", "K") if r + x[-1] != x)
     tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
-    last: dict = {}
     seen = 0
-    for frame in frames_of(steps, _empty(steps), seed=seed):
-        now = {name: (c.card.card if c.card else None, c.piece.piece if c.piece else None)
-               for name, c in frame.cells.items()}
-        now.update({f"init/{side}": p.card if p else None
-                    for side, p in frame.initiative.items()})
-        frame.changed = set(now) if frame.occluded else {z for z in now if now[z] != last.get(z)}
-        if not frame.occluded:
-            last = now
+    for frame in _as_incremental(frames_of(steps, _empty(steps), seed=seed)):
         pile = frame.initiative.get("white")
         if pile is not None and pile.card == x and not frame.occluded:
             seen += 1
@@ -4281,3 +4288,50 @@ def test_a_movement_card_never_found_under_its_unit_is_guessed_and_the_game_goes
     guessed = tracker.events[k]
     assert texts[k] == move or any("never found" in f for f in guessed.flags)
     assert not any(t.startswith("table re-read") for t in texts)
+
+
+def _placing_with_one_unit_read(seed: int, read, after=None):
+    """A recorded game fed as the incremental scanner reports it, where the unit black places
+    first is read as `read()` (a PieceReading) from the frame it is set down until the
+    round starts, and as `after()` (where given) from then until it first leaves its
+    card. (steps, tracker)."""
+    steps = record_game(seed)
+    first = next(a for a, _pos in steps if a.startswith("black place"))
+    cell, unit = first.split()[-1], "black-" + first.split()[2]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    left = False
+    for frame in _as_incremental(frames_of(steps, _empty(steps), seed=seed)):
+        c = frame.cells.get(cell)
+        if not frame.occluded and c is not None and c.piece is not None and not left:
+            if c.piece.piece != unit:
+                left = left or any(e.text == first for e in tracker.events)
+            elif not any(p is not None and p.card for p in frame.initiative.values()):
+                c.piece = read()
+            elif after is not None:
+                c.piece = after()
+        tracker.update(frame)
+    return steps, tracker
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_unit_read_bare_at_set_up_is_placed_in_its_turn_by_when_its_card_changed(seed):
+    # v9-s383: black's pawn on c5, read bare throughout, was placed last when the initiative
+    # cards lay, though set down before its rook and king: four placements out of order
+    def bare():
+        return PieceReading("empty", 0.7, occupied=False)
+
+    steps, tracker = _placing_with_one_unit_read(seed, bare, bare)
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_unit_read_neither_bare_nor_there_on_a_changed_set_up_card_is_placed_when_set_down(
+        seed):
+    # v7-s307: white's paper queen on g1, read neither bare nor occupied (0.56) from the frame
+    # it was set down and bare (0.81) once the round began, was placed only as the initiative
+    # cards lay, out of order; taken for a unit as it was set down, it was then taken off as
+    # soon as it read bare
+    steps, tracker = _placing_with_one_unit_read(
+        seed, lambda: PieceReading(None, 0.56), lambda: PieceReading("empty", 0.81,
+                                                                     occupied=False))
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
