@@ -118,6 +118,7 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         # per card key: how often its zone's pixels changed; that count when the engine last
         # agreed with what was seen there (`_misreads_of_agreed`)
         self._changes: dict[str, int] = {}
+        self._changed_at: dict[str, int] = {}  # card key -> last settled frame its zone changed
         # initiative piles whose pixels changed while their side's card is due: the engine's
         # card there then (`_news_on_awaited_piles`)
         self._pile_changed: dict[str, str | None] = {}

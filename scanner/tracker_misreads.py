@@ -91,6 +91,7 @@ class MisreadWatch:
         for key in cards_now:
             if zone_of(key) in reading.changed:
                 self._changes[key] = self._changes.get(key, 0) + 1
+                self._changed_at[key] = reading.frame_index
             elif values.get(key) == UNREAD and believed.get(key) not in (None, UNREAD) \
                     and self._agreed_at.get(key) == self._changes.get(key, 0) \
                     and (_the_same_look(cards_now[key], self._taken_against.get(key))

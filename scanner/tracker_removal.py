@@ -9,7 +9,7 @@ from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, parse_acti
 from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
 from engines.royal_battles.units import UNIT_KINDS
 
-from .observations import LEAN, UNREAD, may_be_same
+from .observations import LEAN, UNREAD, CardEvidence, may_be_same
 from .open_questions import CardQuestion, PlacementQuestion, Snapshot
 from .table_events import FILLER_VERBS, TableEvent, known_confusion, lays_on, unseen_step
 from .tracker_settings import GONE_UNSURE, MOVED_ON_FRAMES, TOGETHER
@@ -81,6 +81,8 @@ class UnitRemoval:
                    and (own_move or self._looks_laid(f"{CELL_NAMES[c]}.card", seen))
                    for c in NEIGHBOURS[parse_cell(cell)]):
                 continue
+            if self._laid_in_place_unseen(cell, frame):
+                return True  # that move first; the removal is looked at again after it
             if not self._an_attack_explains(cell):
                 continue
             unit = self.state.units[parse_cell(cell)]
@@ -340,6 +342,38 @@ class UnitRemoval:
                       if e.split()[0] == side.value and e.split()[1] == "move"), None)
         unit = self.state.units.get(parse_cell(mover)) if mover else None
         return mover, unit if unit is not None and unit.side is side else None
+
+    def _laid_in_place_unseen(self, cell: str, frame: int) -> bool:
+        """The unit on `cell` is gone while its enemy is still to move (or next, the turn in
+        progress closed): only the enemy's attack takes a unit off, and only its unit that
+        moved attacks. Where exactly one enemy unit that reaches `cell` stands on a card whose
+        place changed since the last event, its card read as the one it covered, that unit
+        moved in place, laying a card the readers took for the covered one: the card is taken
+        as unread, its last read the evidence (xv-s103: a berlin KD laid over the joker under
+        black's king read JK 55 %, KD 19 %; the white bishop it took off was logged before
+        black's move, found a hundred frames later, and the next two moves went out of order).
+        True where one was."""
+        side = self.state.units[parse_cell(cell)].side.other  # the enemy, who attacks
+        if not (self._yet_to_move and self.state.to_move is side
+                or self.state.to_move is not side and self._moves_next(side.value)):
+            return False
+        last = self._last_event_frame()
+        found = []
+        for at, unit in self.state.units.items():
+            key = f"{CELL_NAMES[at]}.card"
+            read = self._last_read.get(key)
+            if unit.side is side and self._changed_at.get(key, -1) > last \
+                    and _reaches(unit.kind, at, parse_cell(cell)) and read is not None \
+                    and not read.card and read.candidates \
+                    and self.beliefs[key].value not in (None, UNREAD):
+                found.append((key, read))
+        if len(found) != 1:
+            return False
+        key, read = found[0]
+        self.beliefs[key].value = UNREAD
+        self._card_since[key] = frame  # laid now, as far as the game knows
+        self.evidence.setdefault(key, CardEvidence()).add(read.candidates)
+        return True
 
     def _an_attack_explains(self, cell: str) -> bool:
         """Could the enemy's last mover have taken the unit on `cell` off? Only the unit that

@@ -4335,3 +4335,44 @@ def test_a_unit_read_neither_bare_nor_there_on_a_changed_set_up_card_is_placed_w
         seed, lambda: PieceReading(None, 0.56), lambda: PieceReading("empty", 0.81,
                                                                      occupied=False))
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+def _in_place_move_before_a_removal(steps) -> tuple[str, str]:
+    """The first move in place (not laying a joker, not over one) whose attack took a unit
+    off: (the move, its removal)."""
+    events = truth_events(steps)
+    for move, removal in itertools.pairwise(events):
+        w = move.split()
+        if w[1] == "move" and w[2][:2] == w[2][3:] and w[3] != "JK" and "removed" in removal:
+            return move, removal
+    raise AssertionError("no move in place with a unit taken off")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_unit_taken_off_before_its_enemy_moved_finds_the_card_laid_in_place(seed):
+    # xv-s103: a berlin KD laid over the joker under black's king read JK 55 %, KD 19 %, as
+    # the card it covered; the white bishop it took off was logged before black's move, the
+    # move itself a hundred frames later, and the next two moves went out of order
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    move, removal = _in_place_move_before_a_removal(steps)
+    cell, code = move.split()[2][:2], move.split()[3]
+    before = next(pos for action, pos in reversed(steps[:[a for a, _ in steps].index(move)])
+                  if cell in pos["board"])
+    covered = before["board"][cell]["cards"][-1]
+    tracker = GameTracker({Side(k): v for k, v in steps[0][1]["armies"].items()})
+    for frame in _as_incremental(frames_of(steps, _empty(steps), seed=seed)):
+        c = frame.cells.get(cell)
+        if not frame.occluded and c is not None and c.card is not None \
+                and c.card.card == code and c.piece is not None and c.piece.piece:
+            # read as the card it covered, the card itself second
+            c.card = CardReading(card=None, confidence=0.55,
+                                 candidates=[(covered, 0.55), (code, 0.25)])
+        tracker.update(frame)
+    texts, want = [e.text for e in tracker.events], truth_events(steps)
+    k = want.index(move)
+    assert texts[:k] == want[:k], tracker.holding
+    assert texts[k].split()[:3] == move.split()[:3]  # the move in place, in its turn
+    assert texts[k + 1] == removal
+    assert not any(t.startswith("table re-read") for t in texts)
