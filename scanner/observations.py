@@ -258,6 +258,11 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
             if on_missed_card:
                 # a card is there: the one believed, else one the rules must name
                 card = believed.get(f"{name}.card") or UNREAD
+            elif cell.empty is True and believed.get(f"{name}.card") is not None:
+                # no card leaves the board: the one the game has there was missed (v5-s239: an
+                # orell QD under glare read bare; the bishop taken off it was never logged,
+                # its card seen gone with it); a unit is gone only where read so firmly
+                unit = None if surely_empty(cell.piece) else NO_READING
             elif cell.empty is True:
                 card, unit = None, None
             elif cell.empty is False:

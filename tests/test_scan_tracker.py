@@ -4376,3 +4376,28 @@ def test_a_unit_taken_off_before_its_enemy_moved_finds_the_card_laid_in_place(se
     assert texts[k].split()[:3] == move.split()[:3]  # the move in place, in its turn
     assert texts[k + 1] == removal
     assert not any(t.startswith("table re-read") for t in texts)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_unit_taken_off_a_card_the_camera_then_misses_is_still_taken_off(seed):
+    # v5-s239: an orell QD under glare read bare (no card found) once the black bishop on it
+    # was taken off; the card seemed to leave the board with it, and the removal was never
+    # logged. No card leaves the board: the game's card is kept, the unit read gone
+    steps = record_game(seed)
+    removal = next(e for e in truth_events(steps) if " removed " in e)
+    cell = removal.split()[-1]
+    state = {"card": None, "hidden": 0}
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        if frame.occluded or c is None or c.card is None:
+            return
+        if c.piece is not None and c.piece.piece not in (None, "empty"):
+            state["card"] = c.card.card  # its unit still there: the card under it read
+        elif c.card.card == state["card"]:
+            c.empty, c.card = True, None  # bare now, and missed
+            state["hidden"] += 1
+
+    tracker = _track(steps, seed, edit)
+    assert state["hidden"]
+    assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
