@@ -247,10 +247,12 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         for q in live:  # a read of the card in question is evidence, not a new card
             read = cards_now.get(q.key)
             if read is not None and read.card and not q.key.startswith("init.") \
-                    and q.coverable_by(read.card):
+                    and q.coverable_by(read.card) \
+                    and read.card not in self._misread_as.get(q.key, ("", ()))[1]:
                 # news after all: a card laid over another answer the reads still weigh
                 # (val-s35: a QS laid over the joker taken for a JC at 78 % was taken for
-                # that JC misread, and the move onto it never came)
+                # that JC misread, and the move onto it never came); not a read the rules
+                # already took for this card misread (`_known_misreads`)
                 values[q.key] = read.card
                 continue
             if speaks_of(read, q):

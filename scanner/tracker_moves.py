@@ -120,12 +120,15 @@ class MoveReading:
             # a misread of the card the question goes on with, not a new card laid in place
             # (v7-s313: a berlin joker under white's king, asked JK 65 %, read JC 99.7 %
             # before white's initiative card; this deck's JC had lain bare, and a JS laid in
-            # place was invented). Only while that side has drawn one initiative card since:
-            # with two, its move between them may have laid one (xv-s103: a KD laid in place
-            # over a joker under black's king, read JD a round late)
-            initiatives = sum(1 for text in self.journal[q.entry + 1:]
-                              if text.split()[:2] == [side, "initiative"])
-            if initiatives != 1:
+            # place was invented). Only while each turn that side had since has its move
+            # logged, elsewhere: a turn between whose move was not seen may have laid one
+            # (xv-s103: a KD laid in place over a joker under black's king, read JD a round
+            # late; once that move was found in its turn, black's next move, to f5, and the
+            # KD read JD 48 %, KD 47 % before black's next initiative card were taken for a
+            # second card laid in place)
+            later = [text.split()[1] for text in self.journal[q.entry + 1:]
+                     if text.split()[0] == side and text.split()[1] in ("initiative", "move")]
+            if later.count("move") < later.count("initiative") - 1:
                 continue
             self._believe(key, q.chosen, {new})
             return True

@@ -4401,3 +4401,38 @@ def test_a_unit_taken_off_a_card_the_camera_then_misses_is_still_taken_off(seed)
     tracker = _track(steps, seed, edit)
     assert state["hidden"]
     assert [e.text for e in tracker.events] == truth_events(steps), tracker.holding
+
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_read_the_rules_took_for_a_card_in_question_misread_is_no_card_laid_over_it(seed):
+    # xv-s103: black's KD laid in place over a joker was asked (JK 58 %, KD 19 %); a re-read
+    # named JD sure, a card black's deck had shown bare, before black's next turn, and the
+    # rules took it for the question's card misread. A card the question's card could be
+    # covered by, it was still taken for one laid over it, and a move that never was followed
+    import copy
+
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    i, cell, code = _first_move(steps)
+    tracker = _track_blurred(steps[:i + 1], seed, {cell: (code, [(code, 0.6), ("JK", 0.4)])})
+    key = f"{cell}.card"
+    q = tracker._question_on_top(cell)
+    assert q is not None and q.chosen == code, tracker.holding
+    from engines.royal_battles.cards import CARDS
+
+    other = next(c for c in CARDS if c != "JK" and q.coverable_by(c)
+                 and c not in (code, twin_of(code)))
+    tracker._believe(key, code, {other})  # what the rules do when they take `other` so
+    events = len(tracker.events)
+    last = frames_of(steps[:i + 1], _empty(steps), seed=seed)[-1]
+    for n in range(12):
+        frame = copy.deepcopy(last)
+        frame.frame_index = last.frame_index + 1 + n
+        frame.cells[cell].card = CardReading(card=other, confidence=0.99,
+                                             candidates=[(other, 0.99)])
+        tracker.update(frame)
+    assert len(tracker.events) == events, [e.text for e in tracker.events[events:]]
+    assert tracker.believed()[key] == code
+
