@@ -115,6 +115,8 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
         self.settled_frames = 0
         self.evidence: dict[str, CardEvidence] = {}  # per card key, while it reads unsure
         self._last_read: dict[str, object] = {}
+        # card key -> (the card its reads name sure, the settled frame they began to)
+        self._read_since: dict[str, tuple[str | None, int]] = {}
         # per card key: how often its zone's pixels changed; that count when the engine last
         # agreed with what was seen there (`_misreads_of_agreed`)
         self._changes: dict[str, int] = {}
@@ -349,6 +351,8 @@ class GameTracker(MoveReading, ArmyPlacement, UnitRemoval, MisreadWatch, CardCho
                     evidence.new_look()
                 evidence.add(card.candidates)
             self._last_read[key] = card
+            if self._read_since.get(key, (None,))[0] != card.card:  # (sure reads only)
+                self._read_since[key] = (card.card, reading.frame_index)
         self._glimpses.clear()  # they were of the table this frame shows: used or not needed
         if not self._dirty or any(b.settling for b in self.beliefs.values()):
             return []

@@ -109,8 +109,11 @@ class MoveReading:
                       and q.event.text.startswith(side + " ")), None)
             pile = self._card_since.get(f"init.{side}")
             since = self._card_since.get(key)
-            if q is None or pile is None or since is None or not q.event.frame < pile \
-                    or not since < pile:
+            if q is None:
+                if self._last_move_seen_better(key, side, new, since):
+                    return True
+                continue
+            if pile is None or since is None or not q.event.frame < pile or not since < pile:
                 continue
             if self._settle(q, new, f"read as {q.chosen} under its unit, then as {new} before "
                             f"{side}'s next initiative card: the same card seen better; "
@@ -133,6 +136,56 @@ class MoveReading:
             self._believe(key, q.chosen, {new})
             return True
         return False
+
+    def _last_move_seen_better(self, key: str, side: str, new: str, since: int | None
+                               ) -> bool:
+        """A card read sure where `side`'s last move laid another, taken on the reader's
+        word, its unit still on it, and read so before that side's next initiative card: no
+        move of that side could lay it since, so one of the two reads is wrong. The move
+        becomes an open question weighing both looks, going on with the likelier (v5-s239: an
+        orell JS laid by black's pawn read QS 73 %, JS 26 %, then JS 100 % before black's next
+        initiative card; it was taken for a second card laid in place over the QS, the QS for
+        a joker misread, and the next moves came out of order). True where it did."""
+        cell = key[:-5]
+        named, first = self._read_since.get(key, (None, None))
+        if named == new and since is not None:
+            since = min(since, first)  # (the reads named it before the game took it in)
+        entry = self._last_laid_on(cell)
+        event = self._event_of(entry) if entry is not None else None
+        if event is None or event.kind != "move" or not event.text.startswith(side + " ") \
+                or new not in CODES or since is None or since <= event.frame \
+                or self._last_move_frame(side=side) != event.frame \
+                or (self.journal[entry], new) in self._bare_tried \
+                or self._confirmed_by_a_player(entry):
+            return False
+        # the side's next initiative card after the move in the game's order (a move logged
+        # late can share its frame: v7-s293's KS, logged with white's next pile card, then a
+        # joker laid in place in that turn)
+        turn = next((self._event_of(i) for i in range(entry + 1, len(self.journal))
+                     if self.journal[i].split()[:2] == [side, "initiative"]), None)
+        if turn is not None and since >= turn.frame:
+            return False
+        self._bare_tried.add((self.journal[entry], new))  # (once: a replay each)
+        engine = self._engine_card(key)
+        laid = self._laid_looks.get(id(event), (key, None))[1]
+        evidence = laid.copy() if laid is not None else CardEvidence()
+        if laid is None:
+            evidence.add([(engine, ACCEPT)])
+        read = self._last_read.get(key)
+        evidence.new_look()
+        evidence.add(getattr(read, "candidates", None) or [(new, ACCEPT)])
+        q = self._question_on_past_event(key, cell, event, entry, evidence, engine)
+        ranked = dict(q.ranked())
+        best = new if ranked.get(new, 0.0) > ranked.get(engine, 0.0) else engine
+        if best != engine and not self._choose(q, best):
+            return False
+        self._laid_looks.pop(id(event), None)  # a question now: its answer is the players'
+        event.flags.append(f"read as {engine} under its unit, then as {new} before {side}'s "
+                           "next initiative card: one card read two ways; check it")
+        event.question = q.describe()
+        self.questions.append(q)
+        self.beliefs[key].value = self._engine_card(key)
+        return True
 
     def _last_event_frame(self) -> int:
         """The latest frame any event was logged at (-1 before any; events may be logged out

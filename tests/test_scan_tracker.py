@@ -4436,3 +4436,43 @@ def test_a_read_the_rules_took_for_a_card_in_question_misread_is_no_card_laid_ov
     assert len(tracker.events) == events, [e.text for e in tracker.events[events:]]
     assert tracker.believed()[key] == code
 
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_movement_card_read_otherwise_before_its_sides_next_turn_is_one_card_read_two_ways(
+        seed):
+    # v5-s239: an orell JS laid by black's pawn on f3 read QS 73 %, then JS 100 % before
+    # black's next initiative card; taken for a second card laid in place over the QS (the
+    # QS for a misread joker), and the next moves came out of order. No turn of that side came
+    # between: the move becomes a question weighing both looks
+    from scanner.detections import CardReading
+
+    steps = record_game(seed)
+    move = _first_move_to_another_cell(steps)
+    side, cell, code = move.split()[0], move.split()[2][-2:], move.split()[3]
+    other = twin_of(code) if code != "JK" else "QS"
+    state = {"pile": None, "done": False, "edited": 0}
+
+    def edit(frame):
+        c = frame.cells.get(cell)
+        pile = frame.initiative.get(side)
+        if frame.occluded or state["done"] or c is None or c.card is None \
+                or c.card.card != code or c.piece is None or c.piece.piece in (None, "empty"):
+            return
+        now = pile.card if pile is not None else None
+        if state["pile"] is None:
+            state["pile"] = ("seen", now)  # the move's first settled look: read right
+            return
+        if now != state["pile"][1]:
+            state["done"] = True  # its side's next turn: read right from here on
+            return
+        c.card = CardReading(card=other, confidence=0.99, candidates=[(other, 0.99)])
+        state["edited"] += 1
+
+    tracker = _track(steps, seed, edit)
+    assert state["edited"]
+    texts, want = [e.text for e in tracker.events], truth_events(steps)
+    assert len(texts) == len(want), tracker.holding
+    k = want.index(move)
+    assert texts[:k] + texts[k + 1:] == want[:k] + want[k + 1:], tracker.holding
+    assert texts[k].split()[:3] == move.split()[:3]
