@@ -161,9 +161,10 @@ class MoveReading:
         # the side's next initiative card after the move in the game's order (a move logged
         # late can share its frame: v7-s293's KS, logged with white's next pile card, then a
         # joker laid in place in that turn)
-        turn = next((self._event_of(i) for i in range(entry + 1, len(self.journal))
+        turn = next((i for i in range(entry + 1, len(self.journal))
                      if self.journal[i].split()[:2] == [side, "initiative"]), None)
-        if turn is not None and since >= turn.frame:
+        drawn = self._event_of(turn) if turn is not None else None
+        if turn is not None and (drawn is None or since >= drawn.frame):
             return False
         self._bare_tried.add((self.journal[entry], new))  # (once: a replay each)
         engine = self._engine_card(key)
