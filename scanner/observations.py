@@ -255,10 +255,11 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
             # 26 settled frames while the knight was read at 1.0; its move was never logged)
             on_missed_card = cell.empty is True and cell.piece is not None \
                 and cell.piece.piece not in (None, "empty") and cell.piece.confidence >= FIRM
+            was = believed.get(f"{name}.card")
             if on_missed_card:
                 # a card is there: the one believed, else one the rules must name
-                card = believed.get(f"{name}.card") or UNREAD
-            elif cell.empty is True and believed.get(f"{name}.card") is not None:
+                card = was or UNREAD
+            elif cell.empty is True and was is not None:
                 # no card leaves the board: the one the game has there was missed (v5-s239: an
                 # orell QD under glare read bare; the bishop taken off it was never logged,
                 # its card seen gone with it); a unit is gone only where read so firmly
@@ -266,7 +267,7 @@ def reading_values(reading: TableReading, believed: dict[str, object] | None = N
             elif cell.empty is True:
                 card, unit = None, None
             elif cell.empty is False:
-                card = card_value(cell.card, believed.get(f"{name}.card"))
+                card = card_value(cell.card, was)
             piece = cell.piece if cell.empty is False or on_missed_card else None
             if piece is not None and piece.piece is not None:
                 unit = None if piece.piece == "empty" else piece.piece

@@ -189,9 +189,20 @@ class MisreadWatch:
         evidence.add([(engine, getattr(under, "confidence", ACCEPT))])
         evidence.new_look()
         evidence.add([(read.card, read.confidence)])
+        return self._ask_past_move(key, entry, event, engine, evidence, read.card, True, why)
+
+    def _ask_past_move(self, key: str, entry: int, event: TableEvent, engine: str,
+                       evidence: CardEvidence, other: str, ties_to_other: bool,
+                       why: str) -> bool:
+        """The move of journal `entry`, which laid `engine` at `key`, becomes an open question
+        weighing `evidence` (both looks), going on with `other` where its looks make it
+        likelier (or as likely, with `ties_to_other`), where the rules take it; flagged `why`.
+        True where it did."""
         q = self._question_on_past_event(key, key[:-5], event, entry, evidence, engine)
         ranked = dict(q.ranked())
-        best = read.card if ranked.get(read.card, 0.0) >= ranked.get(engine, 0.0) else engine
+        p_other, p_engine = ranked.get(other, 0.0), ranked.get(engine, 0.0)
+        best = other if p_other > p_engine or (ties_to_other and p_other == p_engine) \
+            else engine
         if best != engine and not self._choose(q, best):
             return False
         event.flags.append(why)

@@ -175,16 +175,13 @@ class MoveReading:
         read = self._last_read.get(key)
         evidence.new_look()
         evidence.add(getattr(read, "candidates", None) or [(new, ACCEPT)])
-        q = self._question_on_past_event(key, cell, event, entry, evidence, engine)
-        ranked = dict(q.ranked())
-        best = new if ranked.get(new, 0.0) > ranked.get(engine, 0.0) else engine
-        if best != engine and not self._choose(q, best):
+        # (a tie keeps the card the game went on with: neither look is the better one)
+        if not self._ask_past_move(key, entry, event, engine, evidence, new, False,
+                                   f"read as {engine} under its unit, then as {new} before "
+                                   f"{side}'s next initiative card: one card read two ways; "
+                                   "check it"):
             return False
         self._laid_looks.pop(id(event), None)  # a question now: its answer is the players'
-        event.flags.append(f"read as {engine} under its unit, then as {new} before {side}'s "
-                           "next initiative card: one card read two ways; check it")
-        event.question = q.describe()
-        self.questions.append(q)
         self.beliefs[key].value = self._engine_card(key)
         return True
 
@@ -317,12 +314,16 @@ class MoveReading:
             if key in diff or not str(seen[f"{to}.unit"]).startswith(side) or read is None \
                     or read.card or not read.candidates:
                 continue
-            self.beliefs[key].value = UNREAD
-            self._card_since[key] = frame  # laid now, as far as the game knows
-            evidence = self.evidence.setdefault(key, CardEvidence())
-            evidence.add(read.candidates)
+            self._laid_now_unread(key, read, frame)
             return True
         return False
+
+    def _laid_now_unread(self, key: str, read, frame: int) -> None:
+        """The card at `key` is a new one the readers took for the card it covered: unread,
+        laid now as far as the game knows, its last read the evidence."""
+        self.beliefs[key].value = UNREAD
+        self._card_since[key] = frame
+        self.evidence.setdefault(key, CardEvidence()).add(read.candidates)
 
     def _await_units(self, cells: list[str]) -> bool:
         self.holding = f"a card was laid on {', '.join(cells)}: waiting to read the unit " \

@@ -130,7 +130,8 @@ class ArmyPlacement:
             self._watch_placement(side)
         return True
 
-    def _set_down_unread(self, reading, values: dict, places: dict[str, str]) -> None:
+    def _set_down_unread(self, reading: TableReading, values: dict, places: dict[str, str]
+                         ) -> None:
         """While units are placed: note the first settled frame each free set-up card's
         pixels changed, and take a unit the classifier could not say was there or not on a
         card whose pixels changed so for the placing side's unit, its kind for the army to

@@ -9,7 +9,7 @@ from engines.royal_battles import CELL_NAMES, GameState, Phase, Side, parse_acti
 from engines.royal_battles.board import NEIGHBOURS, is_melee, parse_cell
 from engines.royal_battles.units import UNIT_KINDS
 
-from .observations import LEAN, UNREAD, CardEvidence, may_be_same
+from .observations import LEAN, UNREAD, may_be_same
 from .open_questions import CardQuestion, PlacementQuestion, Snapshot
 from .table_events import FILLER_VERBS, TableEvent, known_confusion, lays_on, unseen_step
 from .tracker_settings import GONE_UNSURE, MOVED_ON_FRAMES, TOGETHER
@@ -369,10 +369,7 @@ class UnitRemoval:
                 found.append((key, read))
         if len(found) != 1:
             return False
-        key, read = found[0]
-        self.beliefs[key].value = UNREAD
-        self._card_since[key] = frame  # laid now, as far as the game knows
-        self.evidence.setdefault(key, CardEvidence()).add(read.candidates)
+        self._laid_now_unread(*found[0], frame)
         return True
 
     def _an_attack_explains(self, cell: str) -> bool:
